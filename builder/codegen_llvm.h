@@ -1,0 +1,45 @@
+// IR -> LLVM: turns a Program into native code for a Target.
+//
+// Each Stage becomes an exported function of type kiln_stage_fn (runtime/kernel_abi.h). Loop
+// kinds are honoured as follows:
+//  - vectorized: a straight-line body (stores of loads and arithmetic) becomes one SIMD body
+//    whose lanes are the loop variable: unit-stride accesses are vector loads/stores, accesses
+//    that do not depend on the variable are broadcasts, others gathers/scatters. A body that
+//    is not straight-line, or that could read a value another lane writes, stays a scalar loop
+//    (with LLVM's vectorizer hint) so the result is always that of the serial loop.
+//  - unrolled: the body is emitted once per iteration with the variable as a constant.
+//  - parallel: the outermost parallel loop is outlined and run through
+//    KilnRuntimeApi::parallel_for; parallel loops nested in it run serially.
+// Every buffer access carries alias-scope metadata saying distinct buffers never overlap, and
+// local buffers are stack arrays that LLVM promotes to registers when their indices are
+// constant. The module then goes through LLVM's O3 pipeline for the target CPU.
+#pragma once
+
+#include <string>
+
+#include "builder/target.h"
+#include "common/status.h"
+#include "ir/ir.h"
+
+namespace kiln::builder {
+
+struct CompileTimings {
+  double codegen_ms = 0;   // IR -> LLVM IR
+  double optimize_ms = 0;  // the O3 pipeline
+  double emit_ms = 0;      // machine code generation
+};
+
+// Compiles every stage of `program` into one ELF relocatable object. Fails (kCompile) with a
+// message naming the stage for IR the code generator cannot handle (an unbound variable, a
+// local buffer over the stack limit) or an LLVM failure. Thread-safe.
+Result<std::string> compile_program(const ir::Program& program, const Target& target,
+                                    CompileTimings* timings = nullptr);
+
+// The module's LLVM IR as text, before or after optimization (for `kiln show` and tests).
+Result<std::string> program_llvm_ir(const ir::Program& program, const Target& target,
+                                    bool optimized);
+
+// Assembly text of the optimized module (for inspecting the generated machine code).
+Result<std::string> program_assembly(const ir::Program& program, const Target& target);
+
+}  // namespace kiln::builder

@@ -1,0 +1,22 @@
+# Third-party dependencies, all from Debian 12 packages (scripts/install-deps.sh).
+# Recipes and traps: ../shared/reference/deps.md.
+find_package(Threads REQUIRED)
+
+# LLVM 19: the single libLLVM.so plus lld's static archives. "19" alone is rejected; pin 19.1.
+find_package(LLVM 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+find_package(LLD REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/lld)
+add_library(kiln_llvm INTERFACE)
+target_include_directories(kiln_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS} ${LLD_INCLUDE_DIRS})
+separate_arguments(_kiln_llvm_defs UNIX_COMMAND "${LLVM_DEFINITIONS}")
+target_compile_definitions(kiln_llvm INTERFACE ${_kiln_llvm_defs})
+target_link_libraries(kiln_llvm INTERFACE lldELF lldCommon LLVM)
+
+find_package(fmt CONFIG REQUIRED)
+find_package(spdlog CONFIG REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
+find_package(GTest CONFIG REQUIRED)
+
+# Peers for the benchmarks only.
+find_package(dnnl CONFIG QUIET)
+find_package(OpenBLAS CONFIG QUIET)

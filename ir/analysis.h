@@ -1,0 +1,37 @@
+// Analyses over the IR that the code generator, the templates and the cost model share.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace kiln::ir {
+
+// True if `expr` refers to the variable `v`.
+bool uses_var(const Expr& expr, const ExprNode* v);
+
+// If `expr` equals c*v + (terms free of v) for a constant c, returns c (0 when v is absent);
+// otherwise (v under a division, a product of two v-terms, a load, ...) returns nullopt.
+std::optional<int64_t> linear_coefficient(const Expr& expr, const ExprNode* v);
+
+// `expr` with every occurrence of the variable `v` replaced by `value`.
+Expr substitute(const Expr& expr, const ExprNode* v, const Expr& value);
+
+// Floating-point operations executed by `stmt`: for every store, the float arithmetic in its
+// value times the trip count of its enclosing loops. Guards (If) are assumed taken, so this is
+// an upper bound for bodies with tail guards.
+int64_t count_flops(const Stmt& stmt);
+
+// Variables read by `stmt` that it does not bind itself (its loops' variables are bound).
+std::vector<const ExprNode*> free_vars(const Stmt& stmt);
+
+// Buffers (by node) that `stmt` loads from or stores to, excluding those it allocates itself.
+std::vector<const BufferNode*> used_buffers(const Stmt& stmt);
+
+// Calls f on every expression and sub-expression under `stmt` (pre-order) and on every statement.
+void visit_exprs(const Expr& expr, const std::function<void(const Expr&)>& f);
+
+}  // namespace kiln::ir

@@ -1,0 +1,204 @@
+#include "ir/interpreter.h"
+
+#include <cmath>
+#include <unordered_map>
+
+#include "ir/printer.h"
+
+namespace kiln::ir {
+
+namespace {
+
+struct Value {
+  int64_t i = 0;  // integers and booleans
+  float f = 0;    // floats
+};
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+class Interpreter {
+ public:
+  Interpreter(const Program& program, const std::vector<float*>& buffers) {
+    for (size_t i = 0; i < program.buffers.size(); ++i) {
+      memory_[program.buffers[i].get()] = {buffers[i], program.buffers[i]->num_elements()};
+    }
+  }
+
+  Status run(const Stmt& s) {
+    exec(s);
+    return status_;
+  }
+
+ private:
+  struct Memory {
+    float* data;
+    int64_t size;
+  };
+
+  float* address(const Buffer& buffer, int64_t index) {
+    auto it = memory_.find(buffer.get());
+    if (it == memory_.end()) {
+      fail("buffer " + buffer->name + " is not allocated here");
+      return nullptr;
+    }
+    if (index < 0 || index >= it->second.size) {
+      fail("access " + buffer->name + "[" + std::to_string(index) + "] is outside its " +
+           std::to_string(it->second.size) + " elements");
+      return nullptr;
+    }
+    return it->second.data + index;
+  }
+
+  void fail(std::string message) {
+    if (status_.ok()) status_ = RuntimeError(std::move(message));
+  }
+
+  Value eval(const Expr& e) {
+    Value r;
+    if (!status_.ok()) return r;
+    bool is_float = e->dtype == DType::kFloat32;
+    switch (e->kind) {
+      case ExprKind::kIntImm:
+        r.i = e->int_value;
+        return r;
+      case ExprKind::kFloatImm:
+        r.f = static_cast<float>(e->float_value);
+        return r;
+      case ExprKind::kVar: {
+        auto it = vars_.find(e.get());
+        if (it == vars_.end())
+          fail("unbound variable " + e->name);
+        else
+          r.i = it->second;
+        return r;
+      }
+      case ExprKind::kLoad: {
+        float* p = address(e->buffer, eval(e->a).i);
+        if (p) r.f = *p;
+        return r;
+      }
+      case ExprKind::kNot:
+        r.i = !eval(e->a).i;
+        return r;
+      case ExprKind::kSelect:
+        return eval(e->a).i ? eval(e->b) : eval(e->c);
+      default:
+        break;
+    }
+    Value a = eval(e->a), b = eval(e->b);
+    bool float_operands = e->a->dtype == DType::kFloat32;
+    switch (e->kind) {
+      case ExprKind::kAdd:
+        is_float ? r.f = a.f + b.f : r.i = a.i + b.i;
+        break;
+      case ExprKind::kSub:
+        is_float ? r.f = a.f - b.f : r.i = a.i - b.i;
+        break;
+      case ExprKind::kMul:
+        is_float ? r.f = a.f* b.f : r.i = a.i * b.i;
+        break;
+      case ExprKind::kDiv:
+        if (is_float)
+          r.f = a.f / b.f;
+        else if (b.i == 0)
+          fail("integer division by zero in " + to_string(e));
+        else
+          r.i = floor_div(a.i, b.i);
+        break;
+      case ExprKind::kMod:
+        if (b.i == 0)
+          fail("integer modulo by zero in " + to_string(e));
+        else
+          r.i = a.i - floor_div(a.i, b.i) * b.i;
+        break;
+      case ExprKind::kMin:
+        is_float ? r.f = std::fmin(a.f, b.f) : r.i = std::min(a.i, b.i);
+        break;
+      case ExprKind::kMax:
+        is_float ? r.f = std::fmax(a.f, b.f) : r.i = std::max(a.i, b.i);
+        break;
+      case ExprKind::kLT:
+        r.i = float_operands ? a.f < b.f : a.i < b.i;
+        break;
+      case ExprKind::kLE:
+        r.i = float_operands ? a.f <= b.f : a.i <= b.i;
+        break;
+      case ExprKind::kEQ:
+        r.i = float_operands ? a.f == b.f : a.i == b.i;
+        break;
+      case ExprKind::kNE:
+        r.i = float_operands ? a.f != b.f : a.i != b.i;
+        break;
+      case ExprKind::kAnd:
+        r.i = a.i && b.i;
+        break;
+      case ExprKind::kOr:
+        r.i = a.i || b.i;
+        break;
+      default:
+        fail("unexpected expression " + to_string(e));
+    }
+    return r;
+  }
+
+  void exec(const Stmt& s) {
+    if (!status_.ok()) return;
+    switch (s->kind) {
+      case StmtKind::kFor:
+        for (int64_t i = 0; i < s->extent && status_.ok(); ++i) {
+          vars_[s->loop_var.get()] = i;
+          exec(s->body);
+        }
+        vars_.erase(s->loop_var.get());
+        return;
+      case StmtKind::kStore: {
+        Value v = eval(s->value);
+        float* p = address(s->buffer, eval(s->index).i);
+        if (p) *p = v.f;
+        return;
+      }
+      case StmtKind::kSeq:
+        for (const Stmt& c : s->seq) exec(c);
+        return;
+      case StmtKind::kIf:
+        if (eval(s->condition).i)
+          exec(s->then_case);
+        else if (s->else_case.defined())
+          exec(s->else_case);
+        return;
+      case StmtKind::kAllocate: {
+        std::vector<float> storage(s->buffer->num_elements(), std::nanf(""));
+        memory_[s->buffer.get()] = {storage.data(), s->buffer->num_elements()};
+        exec(s->body);
+        memory_.erase(s->buffer.get());
+        return;
+      }
+    }
+  }
+
+  std::unordered_map<const BufferNode*, Memory> memory_;
+  std::unordered_map<const ExprNode*, int64_t> vars_;
+  Status status_;
+};
+
+}  // namespace
+
+Status interpret(const Program& program, const std::vector<float*>& buffers) {
+  if (buffers.size() != program.buffers.size()) {
+    return InvalidArgument("program " + program.name + " has " +
+                           std::to_string(program.buffers.size()) + " buffers, got " +
+                           std::to_string(buffers.size()));
+  }
+  Interpreter interpreter(program, buffers);
+  for (const Stage& stage : program.stages) {
+    Status s = interpreter.run(stage.body);
+    if (!s.ok()) return RuntimeError("stage " + stage.name + ": " + s.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::ir

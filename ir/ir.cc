@@ -1,0 +1,298 @@
+#include "ir/ir.h"
+
+#include <cassert>
+#include <utility>
+
+namespace kiln::ir {
+
+namespace {
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+Expr make_node(ExprNode node) { return Expr(std::make_shared<const ExprNode>(std::move(node))); }
+
+bool is_float_const(const Expr& e, double* value) {
+  if (e->kind != ExprKind::kFloatImm) return false;
+  *value = e->float_value;
+  return true;
+}
+
+DType result_type(ExprKind kind, const Expr& a) {
+  switch (kind) {
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr:
+      return DType::kBool;
+    default:
+      return a->dtype;
+  }
+}
+
+// Folds integer constants and arithmetic identities; returns an undefined Expr if nothing folds.
+Expr fold_int(ExprKind kind, const Expr& a, const Expr& b) {
+  int64_t x = 0, y = 0;
+  bool ca = is_const_int(a, &x), cb = is_const_int(b, &y);
+  if (ca && cb) {
+    switch (kind) {
+      case ExprKind::kAdd:
+        return Expr(x + y);
+      case ExprKind::kSub:
+        return Expr(x - y);
+      case ExprKind::kMul:
+        return Expr(x * y);
+      case ExprKind::kDiv:
+        if (y != 0) return Expr(floor_div(x, y));
+        break;
+      case ExprKind::kMod:
+        if (y != 0) return Expr(floor_mod(x, y));
+        break;
+      case ExprKind::kMin:
+        return Expr(std::min(x, y));
+      case ExprKind::kMax:
+        return Expr(std::max(x, y));
+      default:
+        break;
+    }
+  }
+  switch (kind) {
+    case ExprKind::kAdd:
+      if (ca && x == 0) return b;
+      if (cb && y == 0) return a;
+      break;
+    case ExprKind::kSub:
+      if (cb && y == 0) return a;
+      break;
+    case ExprKind::kMul:
+      if ((ca && x == 0) || (cb && y == 0)) return Expr(int64_t{0});
+      if (ca && x == 1) return b;
+      if (cb && y == 1) return a;
+      break;
+    case ExprKind::kDiv:
+      if (cb && y == 1) return a;
+      break;
+    case ExprKind::kMod:
+      if (cb && y == 1) return Expr(int64_t{0});
+      break;
+    default:
+      break;
+  }
+  return Expr();
+}
+
+Expr fold_float(ExprKind kind, const Expr& a, const Expr& b) {
+  double x = 0, y = 0;
+  bool ca = is_float_const(a, &x), cb = is_float_const(b, &y);
+  if (ca && cb) {
+    switch (kind) {
+      case ExprKind::kAdd:
+        return f32(x + y);
+      case ExprKind::kSub:
+        return f32(x - y);
+      case ExprKind::kMul:
+        return f32(x * y);
+      default:
+        break;
+    }
+  }
+  return Expr();
+}
+
+}  // namespace
+
+int64_t BufferNode::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Buffer::Buffer(std::string name, std::vector<int64_t> shape, BufferScope scope)
+    : node_(std::make_shared<const BufferNode>(
+          BufferNode{std::move(name), std::move(shape), scope})) {}
+
+Expr Buffer::flat_index(const std::vector<Expr>& indices) const {
+  assert(indices.size() == node_->shape.size());
+  Expr flat(int64_t{0});
+  for (size_t i = 0; i < indices.size(); ++i) flat = flat * Expr(node_->shape[i]) + indices[i];
+  return flat;
+}
+
+Expr Buffer::load(const std::vector<Expr>& indices) const { return load_flat(flat_index(indices)); }
+
+Expr Buffer::load_flat(const Expr& index) const {
+  ExprNode n;
+  n.kind = ExprKind::kLoad;
+  n.dtype = DType::kFloat32;
+  n.a = index;
+  n.buffer = *this;
+  return make_node(std::move(n));
+}
+
+Expr::Expr(int64_t value) {
+  ExprNode n;
+  n.kind = ExprKind::kIntImm;
+  n.dtype = DType::kInt64;
+  n.int_value = value;
+  node_ = std::make_shared<const ExprNode>(std::move(n));
+}
+
+Expr var(std::string name) {
+  ExprNode n;
+  n.kind = ExprKind::kVar;
+  n.dtype = DType::kInt64;
+  n.name = std::move(name);
+  return make_node(std::move(n));
+}
+
+Expr f32(double value) {
+  ExprNode n;
+  n.kind = ExprKind::kFloatImm;
+  n.dtype = DType::kFloat32;
+  n.float_value = value;
+  return make_node(std::move(n));
+}
+
+bool is_const_int(const Expr& e, int64_t* value) {
+  if (!e.defined() || e->kind != ExprKind::kIntImm) return false;
+  if (value) *value = e->int_value;
+  return true;
+}
+
+Expr make_binary(ExprKind kind, Expr a, Expr b) {
+  assert(a.defined() && b.defined());
+  Expr folded = a->dtype == DType::kInt64 && b->dtype == DType::kInt64 ? fold_int(kind, a, b)
+                : a->dtype == DType::kFloat32                          ? fold_float(kind, a, b)
+                                                                       : Expr();
+  if (folded.defined()) return folded;
+  ExprNode n;
+  n.kind = kind;
+  n.dtype = result_type(kind, a);
+  n.a = std::move(a);
+  n.b = std::move(b);
+  return make_node(std::move(n));
+}
+
+Expr operator+(Expr a, Expr b) { return make_binary(ExprKind::kAdd, std::move(a), std::move(b)); }
+Expr operator-(Expr a, Expr b) { return make_binary(ExprKind::kSub, std::move(a), std::move(b)); }
+Expr operator*(Expr a, Expr b) { return make_binary(ExprKind::kMul, std::move(a), std::move(b)); }
+Expr operator/(Expr a, Expr b) { return make_binary(ExprKind::kDiv, std::move(a), std::move(b)); }
+Expr operator%(Expr a, Expr b) { return make_binary(ExprKind::kMod, std::move(a), std::move(b)); }
+Expr operator<(Expr a, Expr b) { return make_binary(ExprKind::kLT, std::move(a), std::move(b)); }
+Expr operator<=(Expr a, Expr b) { return make_binary(ExprKind::kLE, std::move(a), std::move(b)); }
+Expr operator>(Expr a, Expr b) { return make_binary(ExprKind::kLT, std::move(b), std::move(a)); }
+Expr operator>=(Expr a, Expr b) { return make_binary(ExprKind::kLE, std::move(b), std::move(a)); }
+Expr operator==(Expr a, Expr b) { return make_binary(ExprKind::kEQ, std::move(a), std::move(b)); }
+Expr operator!=(Expr a, Expr b) { return make_binary(ExprKind::kNE, std::move(a), std::move(b)); }
+Expr operator&&(Expr a, Expr b) { return make_binary(ExprKind::kAnd, std::move(a), std::move(b)); }
+Expr operator||(Expr a, Expr b) { return make_binary(ExprKind::kOr, std::move(a), std::move(b)); }
+Expr min(Expr a, Expr b) { return make_binary(ExprKind::kMin, std::move(a), std::move(b)); }
+Expr max(Expr a, Expr b) { return make_binary(ExprKind::kMax, std::move(a), std::move(b)); }
+
+Expr operator!(Expr a) {
+  ExprNode n;
+  n.kind = ExprKind::kNot;
+  n.dtype = DType::kBool;
+  n.a = std::move(a);
+  return make_node(std::move(n));
+}
+
+Expr select(Expr cond, Expr t, Expr f) {
+  ExprNode n;
+  n.kind = ExprKind::kSelect;
+  n.dtype = t->dtype;
+  n.a = std::move(cond);
+  n.b = std::move(t);
+  n.c = std::move(f);
+  return make_node(std::move(n));
+}
+
+const char* loop_kind_name(LoopKind kind) {
+  switch (kind) {
+    case LoopKind::kSerial:
+      return "serial";
+    case LoopKind::kParallel:
+      return "parallel";
+    case LoopKind::kVectorized:
+      return "vectorized";
+    case LoopKind::kUnrolled:
+      return "unrolled";
+  }
+  return "?";
+}
+
+namespace {
+Stmt make_stmt(StmtNode node) { return Stmt(std::make_shared<const StmtNode>(std::move(node))); }
+}  // namespace
+
+Stmt For(Expr loop_var, int64_t extent, LoopKind kind, Stmt body) {
+  assert(loop_var->kind == ExprKind::kVar && extent >= 0);
+  StmtNode n;
+  n.kind = StmtKind::kFor;
+  n.loop_var = std::move(loop_var);
+  n.extent = extent;
+  n.loop_kind = kind;
+  n.body = std::move(body);
+  return make_stmt(std::move(n));
+}
+
+Stmt Store(const Buffer& buffer, const std::vector<Expr>& indices, Expr value) {
+  return StoreFlat(buffer, buffer.flat_index(indices), std::move(value));
+}
+
+Stmt StoreFlat(const Buffer& buffer, Expr index, Expr value) {
+  StmtNode n;
+  n.kind = StmtKind::kStore;
+  n.buffer = buffer;
+  n.index = std::move(index);
+  n.value = std::move(value);
+  return make_stmt(std::move(n));
+}
+
+Stmt Seq(std::vector<Stmt> stmts) {
+  if (stmts.size() == 1) return stmts[0];
+  StmtNode n;
+  n.kind = StmtKind::kSeq;
+  n.seq = std::move(stmts);
+  return make_stmt(std::move(n));
+}
+
+Stmt If(Expr condition, Stmt then_case, Stmt else_case) {
+  StmtNode n;
+  n.kind = StmtKind::kIf;
+  n.condition = std::move(condition);
+  n.then_case = std::move(then_case);
+  n.else_case = std::move(else_case);
+  return make_stmt(std::move(n));
+}
+
+Stmt Allocate(const Buffer& local_buffer, Stmt body) {
+  assert(local_buffer->scope == BufferScope::kLocal);
+  StmtNode n;
+  n.kind = StmtKind::kAllocate;
+  n.buffer = local_buffer;
+  n.body = std::move(body);
+  return make_stmt(std::move(n));
+}
+
+Stmt LoopNest(const std::vector<LoopSpec>& loops, Stmt body) {
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it)
+    body = For(it->var, it->extent, it->kind, body);
+  return body;
+}
+
+int Program::buffer_index(const BufferNode* buffer) const {
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].get() == buffer) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace kiln::ir

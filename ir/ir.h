@@ -1,0 +1,208 @@
+// kiln's loop-nest IR: the form every schedule template lowers a config to, and the only
+// input of the code generator.
+//
+// Semantics:
+//  - Integer expressions are int64 and never overflow for the sizes kiln handles. Div and Mod
+//    on integers are *floor* division and modulo (like TVM's floordiv/floormod).
+//  - Buffers hold float32 and are indexed with one flat int64 index (see Buffer::flat_index).
+//  - Every loop runs its variable over [0, extent) with a constant extent. A loop's kind is a
+//    request to the code generator: parallel (chunks on the thread pool), vectorized (one SIMD
+//    body with the variable as lanes), unrolled (the body repeated with constant variables).
+//  - Nodes are immutable and shared; an Expr/Stmt is a handle to one. Var identity is node
+//    identity, names are for printing only.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::ir {
+
+enum class DType : uint8_t { kInt64, kFloat32, kBool };
+
+enum class ExprKind : uint8_t {
+  kIntImm,
+  kFloatImm,
+  kVar,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,  // float division, or floor division on integers
+  kMod,  // floor modulo, integers only
+  kMin,
+  kMax,
+  kLT,
+  kLE,
+  kEQ,
+  kNE,
+  kAnd,
+  kOr,
+  kNot,
+  kSelect,  // operands: condition, true value, false value
+  kLoad,    // buffer[operands[0]]
+};
+
+// Where a buffer's storage lives.
+enum class BufferScope : uint8_t {
+  kArgument,   // a kernel input or output, in the user's layout, owned by the caller
+  kWorkspace,  // an intermediate (e.g. packed weights) owned by the runtime, kept across stages
+  kLocal,      // introduced by an Allocate statement: stack storage of one loop body
+};
+
+struct BufferNode {
+  std::string name;
+  std::vector<int64_t> shape;
+  BufferScope scope = BufferScope::kArgument;
+  int64_t num_elements() const;
+};
+
+class Expr;
+struct ExprNode;
+
+// A handle to a float32 buffer. Loads and stores take either a flat index or one index per
+// dimension (row-major).
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(std::string name, std::vector<int64_t> shape, BufferScope scope);
+
+  const BufferNode* get() const { return node_.get(); }
+  const BufferNode* operator->() const { return node_.get(); }
+  bool defined() const { return node_ != nullptr; }
+  bool same_as(const Buffer& other) const { return node_ == other.node_; }
+
+  Expr flat_index(const std::vector<Expr>& indices) const;
+  Expr load(const std::vector<Expr>& indices) const;  // multi-dimensional load
+  Expr load_flat(const Expr& index) const;
+
+ private:
+  std::shared_ptr<const BufferNode> node_;
+};
+
+class Expr {
+ public:
+  Expr() = default;
+  Expr(int64_t value);                                    // NOLINT: an integer literal is an IntImm
+  Expr(int value) : Expr(static_cast<int64_t>(value)) {}  // NOLINT
+  explicit Expr(std::shared_ptr<const ExprNode> node) : node_(std::move(node)) {}
+
+  const ExprNode* get() const { return node_.get(); }
+  const ExprNode* operator->() const { return node_.get(); }
+  bool defined() const { return node_ != nullptr; }
+  bool same_as(const Expr& other) const { return node_ == other.node_; }
+
+ private:
+  std::shared_ptr<const ExprNode> node_;
+};
+
+struct ExprNode {
+  ExprKind kind = ExprKind::kIntImm;
+  DType dtype = DType::kInt64;
+  int64_t int_value = 0;   // kIntImm
+  double float_value = 0;  // kFloatImm
+  std::string name;        // kVar
+  Expr a, b, c;            // operands, by kind
+  Buffer buffer;           // kLoad
+};
+
+// Constructors. Arithmetic folds constants (x*1, x+0, 2*3, ...) so that generated index
+// expressions stay readable; it never changes a value.
+Expr var(std::string name);
+Expr f32(double value);
+Expr make_binary(ExprKind kind, Expr a, Expr b);
+Expr operator+(Expr a, Expr b);
+Expr operator-(Expr a, Expr b);
+Expr operator*(Expr a, Expr b);
+Expr operator/(Expr a, Expr b);  // floor division on integers
+Expr operator%(Expr a, Expr b);  // floor modulo
+Expr operator<(Expr a, Expr b);
+Expr operator<=(Expr a, Expr b);
+Expr operator>(Expr a, Expr b);
+Expr operator>=(Expr a, Expr b);
+Expr operator==(Expr a, Expr b);
+Expr operator!=(Expr a, Expr b);
+Expr operator&&(Expr a, Expr b);
+Expr operator||(Expr a, Expr b);
+Expr operator!(Expr a);
+Expr min(Expr a, Expr b);
+Expr max(Expr a, Expr b);
+Expr select(Expr cond, Expr t, Expr f);
+
+bool is_const_int(const Expr& e, int64_t* value = nullptr);
+
+enum class LoopKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled };
+const char* loop_kind_name(LoopKind kind);
+
+enum class StmtKind : uint8_t { kFor, kStore, kSeq, kIf, kAllocate };
+
+class Stmt;
+struct StmtNode;
+
+class Stmt {
+ public:
+  Stmt() = default;
+  explicit Stmt(std::shared_ptr<const StmtNode> node) : node_(std::move(node)) {}
+  const StmtNode* get() const { return node_.get(); }
+  const StmtNode* operator->() const { return node_.get(); }
+  bool defined() const { return node_ != nullptr; }
+
+ private:
+  std::shared_ptr<const StmtNode> node_;
+};
+
+struct StmtNode {
+  StmtKind kind = StmtKind::kSeq;
+  // kFor
+  Expr loop_var;
+  int64_t extent = 0;
+  LoopKind loop_kind = LoopKind::kSerial;
+  // kStore: buffer[index] = value.  kAllocate: buffer (scope kLocal) lives for body.
+  Buffer buffer;
+  Expr index, value;
+  // kIf
+  Expr condition;
+  Stmt then_case, else_case;  // else_case may be undefined
+  // kFor, kAllocate
+  Stmt body;
+  // kSeq
+  std::vector<Stmt> seq;
+};
+
+Stmt For(Expr loop_var, int64_t extent, LoopKind kind, Stmt body);
+Stmt Store(const Buffer& buffer, const std::vector<Expr>& indices, Expr value);
+Stmt StoreFlat(const Buffer& buffer, Expr index, Expr value);
+Stmt Seq(std::vector<Stmt> stmts);
+Stmt If(Expr condition, Stmt then_case, Stmt else_case = Stmt());
+Stmt Allocate(const Buffer& local_buffer, Stmt body);
+
+// Builds a loop nest from the outside in: loops[0] is outermost. Convenience for templates.
+struct LoopSpec {
+  Expr var;
+  int64_t extent;
+  LoopKind kind = LoopKind::kSerial;
+};
+Stmt LoopNest(const std::vector<LoopSpec>& loops, Stmt body);
+
+// One function of a kernel artifact. A stage reads and writes the program's buffers.
+struct Stage {
+  std::string name;  // the exported symbol
+  Stmt body;
+  bool timed = true;  // false for layout transforms that AutoTVM does not time (weight packing)
+};
+
+// A lowered kernel: its buffers (arguments first: inputs then outputs, then workspace) and the
+// stages to run in order. Running every stage computes the outputs from the inputs; the
+// timed stages alone recompute them from the workspace the untimed ones prepared.
+struct Program {
+  std::string name;
+  std::vector<Buffer> buffers;
+  int num_inputs = 0;
+  int num_outputs = 0;
+  std::vector<Stage> stages;
+
+  int buffer_index(const BufferNode* buffer) const;  // -1 if not a program buffer
+};
+
+}  // namespace kiln::ir

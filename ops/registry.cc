@@ -1,0 +1,50 @@
+#include "ops/registry.h"
+
+namespace kiln::ops {
+
+const std::vector<const Template*>& all_templates() {
+  static const std::vector<const Template*> templates = {
+      &dense_nopack_template(), &dense_pack_template(), &conv2d_nchwc_template(),
+      &depthwise_conv2d_nchwc_template(), &batch_matmul_template()};
+  return templates;
+}
+
+const Template* find_template(std::string_view name) {
+  for (const Template* t : all_templates()) {
+    if (t->name() == name) return t;
+  }
+  return nullptr;
+}
+
+std::vector<const Template*> templates_for_op(std::string_view op) {
+  std::vector<const Template*> out;
+  for (const Template* t : all_templates()) {
+    if (t->op() == op) out.push_back(t);
+  }
+  return out;
+}
+
+Result<std::vector<const Template*>> resolve_templates(const Workload& w,
+                                                       std::string_view template_name) {
+  std::vector<const Template*> candidates = templates_for_op(w.op);
+  if (candidates.empty()) {
+    std::string known;
+    for (const Template* t : all_templates()) {
+      if (known.find(std::string(t->op())) == std::string::npos) {
+        known += (known.empty() ? "" : ", ") + std::string(t->op());
+      }
+    }
+    return InvalidArgument("unknown operator '" + w.op + "' (known: " + known + ")");
+  }
+  if (template_name.empty()) return candidates;
+  for (const Template* t : candidates) {
+    if (t->name() == template_name) return std::vector<const Template*>{t};
+  }
+  std::string names;
+  for (const Template* t : candidates)
+    names += (names.empty() ? "" : ", ") + std::string(t->name());
+  return InvalidArgument("template '" + std::string(template_name) + "' is not a template of " +
+                         w.op + " (its templates: " + names + ")");
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,86 @@
+// A schedule template: how one operator becomes a tunable task, as in AutoTVM. Each template
+// owns, for a workload: its parameters, its tensors, its FLOP count, its config space (with
+// AutoTVM's knob names and semantics, so TVM logs apply), its fallback config, its schedule
+// (config -> loop-nest IR, including the layout transforms the task needs) and a reference
+// implementation used to check every generated kernel.
+//
+// Templates are stateless and thread-safe. Where an operator has several templates (dense:
+// dense_nopack.x86 and dense_pack.x86), each is its own task, with TVM's task name.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "ir/ir.h"
+#include "ops/config_space.h"
+#include "ops/workload.h"
+
+namespace kiln::ops {
+
+// What a template needs to know about the machine it generates code for.
+struct TargetInfo {
+  int simd_lanes = 16;  // float32 lanes of the widest vector: 16 with AVX-512, 8 with AVX2
+};
+
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t num_elements() const;
+};
+
+class Template {
+ public:
+  virtual ~Template() = default;
+
+  virtual std::string_view name() const = 0;  // TVM task name, e.g. "dense_pack.x86"
+  virtual std::string_view op() const = 0;    // workload operator, e.g. "dense"
+
+  // Checks the workload's parameters and fills in defaults (stride=1, pad=0, ...). The error
+  // names the template and the bad, missing or unknown key. Every other method REQUIRES a
+  // workload returned by normalize.
+  virtual Result<Workload> normalize(const Workload& workload) const = 0;
+
+  // Inputs then outputs, in the user's layout (NCHW, row-major), in kernel argument order.
+  virtual std::vector<TensorSpec> inputs(const Workload& w) const = 0;
+  virtual std::vector<TensorSpec> outputs(const Workload& w) const = 0;
+
+  // Nominal floating-point operations (2*MACs for conv/matmul, bias adds excluded as in the
+  // project's tasks.txt files).
+  virtual double flop(const Workload& w) const = 0;
+
+  virtual ConfigSpace space(const Workload& w) const = 0;
+
+  // AutoTVM's fallback config for this template (used when nothing has been tuned).
+  virtual ConfigEntity fallback(const Workload& w, const ConfigSpace& space,
+                                const TargetInfo& target) const = 0;
+
+  // The config's program. A config the template cannot realize (e.g. an unroll too large) is
+  // an InstantiationError whose message says why.
+  virtual Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
+                                          const TargetInfo& target) const = 0;
+
+  // Straightforward reference computation, accumulating in double.
+  virtual void reference(const Workload& w, const std::vector<const float*>& inputs,
+                         const std::vector<float*>& outputs) const = 0;
+
+  // The task's arguments serialized as AutoTVM does (autotvm.md §2), e.g. for dense
+  // [["TENSOR",[M,K],"float32"],["TENSOR",[N,K],"float32"],null,"float32"].
+  virtual nlohmann::json tvm_args(const Workload& w) const = 0;
+};
+
+// Declares a template's parameters for normalize_params: a key with an optional default.
+struct ParamSpec {
+  std::string key;
+  std::optional<int64_t> default_value;
+  int64_t min_value = 1;
+};
+
+// Validates `w` against `specs` (unknown, missing, out-of-range keys are errors naming the
+// template) and returns it with defaults filled in.
+Result<Workload> normalize_params(const Workload& w, std::string_view template_name,
+                                  const std::vector<ParamSpec>& specs);
+
+}  // namespace kiln::ops
