@@ -1,0 +1,239 @@
+#include "runtime/thread_pool.h"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+namespace kiln {
+namespace {
+
+// How long a waiting thread polls before it blocks in the kernel. Long enough to catch the next
+// parallel loop of the same kernel (stages run back to back, and the timing loop calls the
+// kernel repeatedly), short enough that an idle pool costs nothing measurable.
+constexpr std::chrono::microseconds kSpinDuration{200};
+// Polls with a bare pause before switching to yielding (a few microseconds).
+constexpr uint32_t kPauseIterations = 32;
+
+// Set on every pool worker and on a caller while it runs its own chunk: a parallel_for issued
+// by such a thread runs serially instead of waiting on workers that may be busy with (or be)
+// the very thread asking.
+thread_local bool t_in_parallel_region = false;
+
+// Incremented in a forked child (pthread_atfork), where no worker thread of any pool survives.
+std::atomic<uint64_t> g_fork_epoch{0};
+
+void RegisterForkHandlerOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork(nullptr, nullptr, [] { g_fork_epoch.fetch_add(1, std::memory_order_relaxed); });
+  });
+}
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// std::atomic<uint32_t> has the size and representation of uint32_t, which the futex needs.
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+
+uint32_t* FutexWord(std::atomic<uint32_t>& word) { return reinterpret_cast<uint32_t*>(&word); }
+
+// Blocks while *word == expected (returns at once if it differs, or spuriously).
+void FutexWait(std::atomic<uint32_t>& word, uint32_t expected) {
+  syscall(SYS_futex, FutexWord(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+
+void FutexWakeAll(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, FutexWord(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// Waits until done(word) holds: polls for kSpinDuration, then sleeps on the futex. `sleeping`
+// is raised before the final checks so that a writer that changes `word` and then reads
+// `sleeping` (both seq_cst) either is seen here or sees us and wakes us (Dekker-style).
+template <typename Done>
+uint32_t SpinThenBlock(std::atomic<uint32_t>& word, std::atomic<uint32_t>& sleeping, Done done) {
+  uint32_t value = word.load(std::memory_order_acquire);
+  if (done(value)) return value;
+  const auto deadline = std::chrono::steady_clock::now() + kSpinDuration;
+  for (uint32_t i = 1;; ++i) {
+    // Pause-spin first (lowest latency); after that, yield between polls, so that a thread we
+    // wait for but that shares our core (more pool threads than cores, or a busy machine) can
+    // run instead of us.
+    if (i < kPauseIterations) {
+      CpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+    value = word.load(std::memory_order_acquire);
+    if (done(value)) return value;
+    // Reading the clock costs more than a pause; check it only now and then.
+    if (i % 16 == 0 && std::chrono::steady_clock::now() >= deadline) break;
+  }
+  sleeping.store(1, std::memory_order_seq_cst);
+  while (!done(value = word.load(std::memory_order_seq_cst))) FutexWait(word, value);
+  sleeping.store(0, std::memory_order_relaxed);
+  return value;
+}
+
+// Chunk `i` of `[0, n)` split into `k` near-equal contiguous chunks.
+void ChunkBounds(int64_t n, int64_t k, int64_t i, int64_t* begin, int64_t* end) {
+  const int64_t base = n / k;
+  const int64_t rem = n % k;
+  *begin = i * base + std::min(i, rem);
+  *end = *begin + base + (i < rem ? 1 : 0);
+}
+
+void ParallelForTrampoline(void* pool, int64_t n, kiln_parallel_body body, void* closure) {
+  static_cast<ThreadPool*>(pool)->parallel_for(n, body, closure);
+}
+
+}  // namespace
+
+// A worker's mailbox. Only the dispatcher writes the job fields, and only while the worker is
+// not reading them: before bumping `generation`, and after the worker has reported its previous
+// chunk done. One cache line each, so workers polling their own slot do not share lines.
+struct alignas(64) ThreadPool::Slot {
+  std::atomic<uint32_t> generation{0};
+  std::atomic<uint32_t> sleeping{0};
+  kiln_parallel_body body = nullptr;
+  void* closure = nullptr;
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+ThreadPool::ThreadPool(int num_threads) {
+  RegisterForkHandlerOnce();
+  api_.parallel_for = &ParallelForTrampoline;
+  api_.pool = this;
+  StartWorkers(num_threads);
+}
+
+ThreadPool::~ThreadPool() { StopWorkers(); }
+
+void ThreadPool::set_num_threads(int num_threads) {
+  if (ForkedSinceStart()) RecoverAfterFork();
+  std::lock_guard<std::mutex> lock(dispatch_mu_);
+  StopWorkers();
+  StartWorkers(num_threads);
+}
+
+bool ThreadPool::ForkedSinceStart() const {
+  return fork_epoch_.load(std::memory_order_relaxed) !=
+         g_fork_epoch.load(std::memory_order_relaxed);
+}
+
+void ThreadPool::StartWorkers(int num_threads) {
+  num_threads = std::max(1, num_threads);
+  num_threads_.store(num_threads, std::memory_order_relaxed);
+  fork_epoch_.store(g_fork_epoch.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  stop_.store(false, std::memory_order_relaxed);
+  remaining_.store(0, std::memory_order_relaxed);
+  caller_sleeping_.store(0, std::memory_order_relaxed);
+  slots_ = std::make_unique<Slot[]>(num_threads);
+  workers_.reserve(num_threads - 1);
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back(&ThreadPool::WorkerLoop, this, i);
+}
+
+void ThreadPool::StopWorkers() {
+  if (ForkedSinceStart()) {
+    // A forked child: these threads exist only in the parent, so there is nothing to join.
+    for (std::thread& t : workers_) t.detach();
+    workers_.clear();
+    return;
+  }
+  stop_.store(true, std::memory_order_seq_cst);
+  for (size_t i = 1; i <= workers_.size(); ++i) {
+    slots_[i].generation.fetch_add(1, std::memory_order_seq_cst);
+    FutexWakeAll(slots_[i].generation);
+  }
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+}
+
+void ThreadPool::RecoverAfterFork() {
+  // Only the forking thread exists in the child, so nothing else touches the pool here. The
+  // mutex may have been held by a parent thread that the child does not have: make a new one.
+  new (&dispatch_mu_) std::mutex();
+  StopWorkers();
+  StartWorkers(num_threads_.load(std::memory_order_relaxed));
+}
+
+void ThreadPool::WorkerLoop(int index) {
+  t_in_parallel_region = true;
+  Slot& slot = slots_[index];
+  uint32_t seen = 0;
+  while (true) {
+    seen = SpinThenBlock(slot.generation, slot.sleeping, [seen](uint32_t g) { return g != seen; });
+    if (stop_.load(std::memory_order_acquire)) return;
+    slot.body(slot.begin, slot.end, slot.closure);
+    // seq_cst pairs with the caller's store to caller_sleeping_ (see SpinThenBlock).
+    if (remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        caller_sleeping_.load(std::memory_order_seq_cst) != 0) {
+      FutexWakeAll(remaining_);
+    }
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, kiln_parallel_body body, void* closure) {
+  if (n <= 0) return;
+  if (t_in_parallel_region || n == 1) {
+    body(0, n, closure);
+    return;
+  }
+  if (ForkedSinceStart()) RecoverAfterFork();
+  std::lock_guard<std::mutex> lock(dispatch_mu_);
+  const int64_t chunks = std::min<int64_t>(n, num_threads_.load(std::memory_order_relaxed));
+  if (chunks == 1) {
+    t_in_parallel_region = true;
+    body(0, n, closure);
+    t_in_parallel_region = false;
+    return;
+  }
+
+  remaining_.store(static_cast<uint32_t>(chunks - 1), std::memory_order_relaxed);
+  for (int64_t i = 1; i < chunks; ++i) {
+    Slot& slot = slots_[i];
+    slot.body = body;
+    slot.closure = closure;
+    ChunkBounds(n, chunks, i, &slot.begin, &slot.end);
+    // seq_cst publishes the job fields and pairs with the worker's store to `sleeping`.
+    slot.generation.fetch_add(1, std::memory_order_seq_cst);
+    if (slot.sleeping.load(std::memory_order_seq_cst) != 0) FutexWakeAll(slot.generation);
+  }
+
+  int64_t begin, end;
+  ChunkBounds(n, chunks, 0, &begin, &end);
+  t_in_parallel_region = true;
+  body(begin, end, closure);
+  t_in_parallel_region = false;
+
+  SpinThenBlock(remaining_, caller_sleeping_, [](uint32_t r) { return r == 0; });
+}
+
+int default_num_threads() {
+  if (const char* env = std::getenv("KILN_NUM_THREADS"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const long value = std::strtol(env, &end, 10);
+    if (*end == '\0' && value >= 1 && value <= 4096) return static_cast<int>(value);
+  }
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+ThreadPool& default_thread_pool() {
+  static ThreadPool* const pool = new ThreadPool(default_num_threads());
+  return *pool;
+}
+
+}  // namespace kiln

@@ -1,0 +1,86 @@
+// The thread pool that generated kernels call through KilnRuntimeApi::parallel_for.
+//
+// Kernels are timed on small shared machines (2 cores), so the pool is built around two
+// constraints: dispatch must be cheap enough that a parallel loop of a few microseconds still
+// pays off, and an idle pool must not burn a core that the measurement needs. Workers therefore
+// spin for a short, bounded time after each chunk (catching back-to-back loops of one kernel)
+// and then block in the kernel on a futex until the next dispatch.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime/kernel_abi.h"
+
+namespace kiln {
+
+class ThreadPool {
+ public:
+  // Starts num_threads - 1 worker threads; the thread calling parallel_for is the remaining one.
+  // With num_threads == 1 no thread is started and every loop runs on the caller.
+  // Values below 1 are treated as 1.
+  explicit ThreadPool(int num_threads);
+  // Stops and joins the workers. REQUIRES: no parallel_for is in flight.
+  ~ThreadPool();
+
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Threads taking part in a parallel_for, the caller included.
+  int num_threads() const { return num_threads_.load(std::memory_order_relaxed); }
+  // Stops the workers and starts num_threads - 1 new ones (values below 1 mean 1). Waits for a
+  // parallel_for running on another thread to finish. REQUIRES: not called from inside a body.
+  void set_num_threads(int num_threads);
+
+  // Runs body over [0, n): the range is split statically into min(n, num_threads()) contiguous
+  // chunks of near-equal size (sizes differ by at most one, earlier chunks larger). The caller
+  // runs chunk 0, worker i runs chunk i. Returns when every chunk is done. n <= 0 does nothing.
+  //
+  // A parallel_for issued from inside a body (of this or any other pool) runs the whole range
+  // serially on the calling thread, so nesting never deadlocks. Calls from several outside
+  // threads at once are serialized. Safe to use in a child after fork(): the child replaces the
+  // workers it did not inherit on its first call.
+  void parallel_for(int64_t n, kiln_parallel_body body, void* closure);
+
+  // An API table for generated code whose parallel_for calls this pool. Valid for the lifetime
+  // of the pool.
+  const KilnRuntimeApi* api() const { return &api_; }
+
+ private:
+  struct Slot;
+
+  void StartWorkers(int num_threads);
+  void StopWorkers();
+  bool ForkedSinceStart() const;
+  void RecoverAfterFork();
+  void WorkerLoop(int index);
+
+  std::atomic<int> num_threads_{1};
+  KilnRuntimeApi api_;
+  // Serializes dispatches from different outside threads; also guards set_num_threads.
+  std::mutex dispatch_mu_;
+  // slots_[i] is the mailbox of worker i (i >= 1); slot 0 is unused (the caller's chunk).
+  std::unique_ptr<Slot[]> slots_;
+  std::vector<std::thread> workers_;
+  std::atomic<bool> stop_{false};
+  // Chunks handed to workers in the current dispatch that have not finished yet.
+  alignas(64) std::atomic<uint32_t> remaining_{0};
+  std::atomic<uint32_t> caller_sleeping_{0};
+  // The process fork count when the workers were started; a mismatch means we are a forked
+  // child whose workers do not exist.
+  std::atomic<uint64_t> fork_epoch_{0};
+};
+
+// The size of the default pool: the KILN_NUM_THREADS environment variable if it holds a positive
+// integer, else std::thread::hardware_concurrency() (at least 1). Read on every call.
+int default_num_threads();
+
+// The process-wide pool, created with default_num_threads() threads on first use. Never
+// destroyed, so it is usable from other static destructors.
+ThreadPool& default_thread_pool();
+
+}  // namespace kiln
