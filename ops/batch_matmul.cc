@@ -1,0 +1,248 @@
+// batch_matmul in TVM's NT convention: out[b, M, N] = X[b, M, K] * Y[b, N, K]^T, as the x86
+// task batch_matmul.x86 (topi/x86/batch_matmul.py at v0.16).
+//
+// The config space is TVM's: tile_y = split(M, 2), tile_x = split(N, 2), tile_k = split(K, 2),
+// with its fallback. The schedule is not TVM's rfactor over k but a register-blocked one like
+// dense_pack.x86: Y is packed to Yp[b][N/bn][K][bn] (bn = tile_x[-1]) and each (b, yo, xo) tile
+// keeps CC[tile_y[-1]][bn] in registers, a broadcast of X times a vector of Yp per k. Y is an
+// activation in general (attention), so unlike dense_pack's weight packing this stage is timed.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "ops/registry.h"
+
+namespace kiln::ops {
+namespace {
+
+using ir::Buffer;
+using ir::BufferScope;
+using ir::Expr;
+using ir::LoopKind;
+using ir::Stmt;
+
+constexpr std::string_view kName = "batch_matmul.x86";
+constexpr int64_t kMaxLocalBytes = 64 * 1024;  // one stack-allocated tile
+constexpr int64_t kMaxUnrolledOps = 1024;      // SIMD statements in one unrolled block
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+constexpr int64_t kMaxElements = int64_t{1} << 34;
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+// Options of a "factors" split into `num_outputs` axes.
+SplitOptions splits(int num_outputs) {
+  SplitOptions opts;
+  opts.num_outputs = num_outputs;
+  return opts;
+}
+
+// The tile sizes of a two-way split knob over an axis of `length`, with size[0] resolved.
+// Fails (never aborts) on a missing knob or sizes that do not tile the axis exactly.
+Result<std::vector<int64_t>> tile_sizes(const ConfigEntity& cfg, std::string_view knob,
+                                        int64_t length) {
+  std::string where = std::string(kName) + ": knob " + std::string(knob);
+  const Entity* e = cfg.find(knob);
+  const SplitEntity* split = e ? std::get_if<SplitEntity>(e) : nullptr;
+  if (split == nullptr) return InstantiationError(where + " is missing or not a split");
+  std::vector<int64_t> size = split->size;
+  if (size.size() != 2) return InstantiationError(where + " must have 2 sizes");
+  if (size[1] < 1 || size[1] > length || length % size[1] != 0 ||
+      (size[0] != -1 && size[0] != length / size[1])) {
+    return InstantiationError(where + " does not tile length " + str(length) + " exactly");
+  }
+  size[0] = length / size[1];
+  return size;
+}
+
+struct Shape {
+  int64_t b, m, n, k;
+};
+
+Shape shape_of(const Workload& w) { return {w.at("B"), w.at("M"), w.at("N"), w.at("K")}; }
+
+// The largest power of two dividing n and at most max_value (TVM's get_max_power2_factor).
+int64_t max_power2_factor(int64_t n, int64_t max_value) {
+  int64_t x = 1;
+  while (n % 2 == 0 && x * 2 <= max_value) {
+    x *= 2;
+    n /= 2;
+  }
+  return x;
+}
+
+class BatchMatmul final : public Template {
+ public:
+  std::string_view name() const override { return kName; }
+  std::string_view op() const override { return "batch_matmul"; }
+
+  Result<Workload> normalize(const Workload& w) const override {
+    std::string where = std::string(kName) + " workload " + w.to_string() + ": ";
+    if (w.op != op()) return InvalidArgument(where + "operator is not batch_matmul");
+    KILN_ASSIGN_OR_RETURN(Workload out, normalize_params(w, kName,
+                                                         {{"B", std::nullopt, 1},
+                                                          {"M", std::nullopt, 1},
+                                                          {"N", std::nullopt, 1},
+                                                          {"K", std::nullopt, 1}}));
+    Shape s = shape_of(out);
+    if (s.b > kMaxDim || s.m > kMaxDim || s.n > kMaxDim || s.k > kMaxDim ||
+        s.b * std::max({s.m * s.k, s.n * s.k, s.m * s.n}) > kMaxElements) {
+      return InvalidArgument(where + "shape too large");
+    }
+    return out;
+  }
+
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    Shape s = shape_of(w);
+    return {{"x", {s.b, s.m, s.k}}, {"y", {s.b, s.n, s.k}}};
+  }
+
+  std::vector<TensorSpec> outputs(const Workload& w) const override {
+    Shape s = shape_of(w);
+    return {{"output", {s.b, s.m, s.n}}};
+  }
+
+  double flop(const Workload& w) const override {
+    Shape s = shape_of(w);
+    return 2.0 * static_cast<double>(s.b) * static_cast<double>(s.m) * static_cast<double>(s.n) *
+           static_cast<double>(s.k);
+  }
+
+  ConfigSpace space(const Workload& w) const override {
+    Shape s = shape_of(w);
+    ConfigSpace space;
+    space.define_split("tile_y", s.m, splits(2));
+    space.define_split("tile_x", s.n, splits(2));
+    space.define_split("tile_k", s.k, splits(2));
+    return space;
+  }
+
+  // TVM: tile_k = [K // 16, 16], tile_x/tile_y inner = the largest power of two <= 8 dividing
+  // N/M. TVM's tile_k leaves a tail when 16 does not divide K; here it is the largest divisor
+  // of K that is <= 16 (the same when 16 divides K), so the fallback is a config of the space.
+  ConfigEntity fallback(const Workload& w, const ConfigSpace& space,
+                        const TargetInfo&) const override {
+    Shape s = shape_of(w);
+    int64_t x_bn = max_power2_factor(s.n, 8), y_bn = max_power2_factor(s.m, 8);
+    auto config = space.make_config({{"tile_y", SplitEntity{{s.m / y_bn, y_bn}}},
+                                     {"tile_x", SplitEntity{{s.n / x_bn, x_bn}}},
+                                     {"tile_k", fallback_split(s.k, {-1, 16})}});
+    if (!config.ok()) {  // a bug in this template: the sizes above always divide
+      std::fprintf(stderr, "%s: bad fallback: %s\n", kName.data(),
+                   config.status().message().c_str());
+      std::abort();
+    }
+    return std::move(config).value();
+  }
+
+  Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
+                                  const TargetInfo& target) const override {
+    Shape s = shape_of(w);
+    KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(config, "tile_y", s.m));
+    KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(config, "tile_x", s.n));
+    KILN_ASSIGN_OR_RETURN(auto tile_k, tile_sizes(config, "tile_k", s.k));
+    const int64_t yo_n = tile_y[0], ty = tile_y[1], xo_n = tile_x[0], bn = tile_x[1];
+    const int64_t ko_n = tile_k[0], kt = tile_k[1];
+    if (ty * bn * 4 > kMaxLocalBytes) {
+      return InstantiationError(std::string(kName) + ": tile CC[" + str(ty) + "][" + str(bn) +
+                                "] needs " + str(ty * bn * 4) + " bytes of stack, above " +
+                                str(kMaxLocalBytes));
+    }
+    int64_t simd = std::max(1, target.simd_lanes);
+    int64_t ops = kt * ty * ((bn + simd - 1) / simd);
+    if (ops > kMaxUnrolledOps) {
+      return InstantiationError(std::string(kName) + ": unrolling " + str(kt) + " k-steps of a " +
+                                str(ty) + "-row tile of " + str(bn) + "-lane vectors gives " +
+                                str(ops) + " SIMD statements, above " + str(kMaxUnrolledOps));
+    }
+
+    Buffer x_buf("X", {s.b, s.m, s.k}, BufferScope::kArgument);
+    Buffer y_buf("Y", {s.b, s.n, s.k}, BufferScope::kArgument);
+    Buffer out("C", {s.b, s.m, s.n}, BufferScope::kArgument);
+    Buffer yp("Yp", {s.b, s.n / bn, s.k, bn}, BufferScope::kWorkspace);
+
+    // Yp[b, xb, k, j] = Y[b, xb*bn + j, k], parallel over (b, xb).
+    Expr pf = ir::var("b.xb"), pb = pf / xo_n, pxb = pf % xo_n;
+    Expr pj = ir::var("j"), pk = ir::var("k");
+    Stmt pack = ir::For(
+        pf, s.b * xo_n, LoopKind::kParallel,
+        ir::For(pj, bn, LoopKind::kSerial,
+                ir::For(pk, s.k, LoopKind::kSerial,
+                        ir::Store(yp, {pb, pxb, pk, pj}, y_buf.load({pb, pxb * bn + pj, pk})))));
+
+    // TVM: fuse(b, yo, xo) -> parallel, CC computed there.
+    Expr f = ir::var("b.yo.xo"), b = f / (yo_n * xo_n), yo = f / xo_n % yo_n, xo = f % xo_n;
+    Buffer cc("CC", {ty, bn}, BufferScope::kLocal);
+    // for y (unrolled): for x (vectorized): stmt(y, x)
+    auto tile = [&](const std::function<Stmt(Expr, Expr)>& stmt) {
+      Expr y = ir::var("yi"), x = ir::var("xi");
+      return ir::For(y, ty, LoopKind::kUnrolled, ir::For(x, bn, LoopKind::kVectorized, stmt(y, x)));
+    };
+    Stmt init = tile([&](Expr y, Expr x) { return ir::Store(cc, {y, x}, ir::f32(0)); });
+    Expr ko = ir::var("ko"), ki = ir::var("ki"), k = ko * kt + ki;
+    Stmt update =
+        ir::For(ko, ko_n, LoopKind::kSerial,
+                ir::For(ki, kt, LoopKind::kUnrolled, tile([&](Expr y, Expr x) {
+                          return ir::Store(cc, {y, x},
+                                           cc.load({y, x}) + x_buf.load({b, yo * ty + y, k}) *
+                                                                 yp.load({b, xo, k, x}));
+                        })));
+    Stmt write = tile([&](Expr y, Expr x) {
+      return ir::Store(out, {b, yo * ty + y, xo * bn + x}, cc.load({y, x}));
+    });
+    Stmt compute = ir::For(f, s.b * yo_n * xo_n, LoopKind::kParallel,
+                           ir::Allocate(cc, ir::Seq({init, update, write})));
+
+    ir::Program program;
+    program.name = std::string(kName);
+    program.buffers = {x_buf, y_buf, out, yp};
+    program.num_inputs = 2;
+    program.num_outputs = 1;
+    program.stages = {{"batch_matmul_pack_y", pack, true}, {"batch_matmul_compute", compute, true}};
+    return program;
+  }
+
+  void reference(const Workload& w, const std::vector<const float*>& in,
+                 const std::vector<float*>& outs) const override {
+    Shape s = shape_of(w);
+    for (int64_t b = 0; b < s.b; ++b) {
+      const float* x = in[0] + b * s.m * s.k;
+      const float* y = in[1] + b * s.n * s.k;
+      float* o = outs[0] + b * s.m * s.n;
+      for (int64_t i = 0; i < s.m; ++i) {
+        for (int64_t j = 0; j < s.n; ++j) {
+          double acc = 0;
+          for (int64_t k = 0; k < s.k; ++k)
+            acc += static_cast<double>(x[i * s.k + k]) * y[j * s.k + k];
+          o[i * s.n + j] = static_cast<float>(acc);
+        }
+      }
+    }
+  }
+
+  // TVM 0.16's x86 strategy calls batch_matmul(x, y, out_type.shape, out_dtype, transpose_a,
+  // transpose_b), so the workload holds the output shape, not None.
+  nlohmann::json tvm_args(const Workload& w) const override {
+    Shape s = shape_of(w);
+    return {{"TENSOR", {s.b, s.m, s.k}, "float32"},
+            {"TENSOR", {s.b, s.n, s.k}, "float32"},
+            {s.b, s.m, s.n},
+            "float32",
+            false,
+            true};
+  }
+};
+
+}  // namespace
+
+const Template& batch_matmul_template() {
+  static const BatchMatmul instance;
+  return instance;
+}
+
+}  // namespace kiln::ops

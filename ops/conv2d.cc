@@ -1,0 +1,234 @@
+// conv2d_NCHWc.x86: TVM's x86 direct convolution (topi/x86/conv2d.py, conv2d_avx_common.py,
+// conv2d_avx_1x1.py) for NCHW data, OIHW weights and an NCHW output with a bias.
+//
+// Workload: conv2d:N=,C=,H=,W=,K=,R=,S= with stride (1), pad (0), dilation (1), groups (1 only)
+// and optionally stride_h/stride_w/pad_h/pad_w.
+//
+// Knobs (TVM's, in TVM's order): tile_ic = split(C), tile_oc = split(K), tile_ow = split(out
+// width, policy "verbose", inner <= 64); then tile_oh = [1, 2] (1x1 kernels) or unroll_kw =
+// [true, false]. As in TVM, tile_ow and tile_oh are sized from the output computed WITHOUT
+// dilation, so that config indices match TVM logs; tiles past the real output are computed on
+// padding and dropped.
+//
+// Program: pack data to a padded NCHW{ic_bn}c workspace and the weights to OIHW{ic_bn}i{oc_bn}o
+// (untimed, as TVM's tuning takes both pre-packed), then the timed compute stage of
+// conv_common.h with TVM's reduction order:
+//   3x3 etc., unroll_kw: ic_chunk, kh, ic_block, kw (unrolled), ow_block (unrolled), oc_block (vec)
+//   3x3 etc., !unroll_kw: ic_chunk, kh, kw, ic_block, ow_block (unrolled), oc_block (vec)
+//   1x1:                  ic_chunk, ic_block, oh_block (unrolled), ow_block (unrolled), oc_block
+#include <utility>
+
+#include "ops/conv_common.h"
+#include "ops/registry.h"
+
+namespace kiln::ops {
+
+namespace {
+
+using ir::Expr;
+using ir::LoopKind;
+using ir::Stmt;
+
+bool is_1x1(const conv::Geometry& g) { return g.r == 1 && g.s == 1; }
+
+// TVM's output height and width for the tuning space, which ignore dilation.
+std::pair<int64_t, int64_t> space_output_size(const conv::Geometry& g) {
+  return {(g.h + 2 * g.pad_h - g.r) / g.stride_h + 1, (g.w + 2 * g.pad_w - g.s) / g.stride_w + 1};
+}
+
+class Conv2dNchwcTemplate final : public Template {
+ public:
+  std::string_view name() const override { return "conv2d_NCHWc.x86"; }
+  std::string_view op() const override { return "conv2d"; }
+
+  Result<Workload> normalize(const Workload& w) const override {
+    KILN_ASSIGN_OR_RETURN(Workload out, conv::normalize(w, name(),
+                                                        {{"N", {}},
+                                                         {"C", {}},
+                                                         {"H", {}},
+                                                         {"W", {}},
+                                                         {"K", {}},
+                                                         {"R", {}},
+                                                         {"S", {}},
+                                                         {"dilation", 1},
+                                                         {"groups", 1}}));
+    int64_t groups = out.at("groups");
+    if (groups == 1) return out;
+    std::string where = std::string(name()) + " workload " + w.to_string() + ": ";
+    if (groups == out.at("C") && groups == out.at("K")) {
+      Workload depthwise = out;
+      depthwise.op = "depthwise_conv2d";
+      depthwise.params.erase("K");
+      depthwise.params.erase("groups");
+      return InvalidArgument(where + "groups=" + std::to_string(groups) +
+                             " is a depthwise convolution, which conv2d_NCHWc.x86 does not "
+                             "support (only groups=1): use the workload " +
+                             depthwise.to_string());
+    }
+    return InvalidArgument(where + "grouped convolution (groups=" + std::to_string(groups) +
+                           ") is not supported: only groups=1, or groups=C=K as a "
+                           "depthwise_conv2d workload");
+  }
+
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    conv::Geometry g = conv::geometry(w);
+    return {{"data", {g.n, g.c, g.h, g.w}}, {"weight", {g.k, g.c, g.r, g.s}}, {"bias", {g.k}}};
+  }
+
+  std::vector<TensorSpec> outputs(const Workload& w) const override {
+    conv::Geometry g = conv::geometry(w);
+    return {{"output", {g.n, g.k, g.p, g.q}}};
+  }
+
+  double flop(const Workload& w) const override {
+    conv::Geometry g = conv::geometry(w);
+    return 2.0 * g.n * g.k * g.p * g.q * g.c * g.r * g.s;
+  }
+
+  ConfigSpace space(const Workload& w) const override {
+    conv::Geometry g = conv::geometry(w);
+    auto [oh, ow] = space_output_size(g);
+    ConfigSpace space;
+    space.define_split("tile_ic", g.c);
+    space.define_split("tile_oc", g.k);
+    SplitOptions ow_options;
+    ow_options.policy = "verbose";
+    ow_options.filter = [](const SplitEntity& e) { return e.size.back() <= 64; };
+    space.define_split("tile_ow", ow, ow_options);
+    if (is_1x1(g)) {
+      space.define_knob(
+          "tile_oh", oh > 1 ? std::vector<nlohmann::json>{1, 2} : std::vector<nlohmann::json>{1});
+    } else {
+      space.define_knob("unroll_kw", {true, false});
+    }
+    return space;
+  }
+
+  // TVM's _fallback_schedule of conv2d_avx_common / conv2d_avx_1x1. One difference: for 1x1
+  // kernels TVM may pick an oh_factor outside the tile_oh knob ([1, 2]); here it is the largest
+  // knob value that TVM's rule allows, so that the fallback is a config of the space.
+  ConfigEntity fallback(const Workload& w, const ConfigSpace& space,
+                        const TargetInfo& target) const override {
+    conv::Geometry g = conv::geometry(w);
+    auto [oh, ow] = space_output_size(g);
+    int64_t oc_bn = conv::largest_divisor_at_most(g.k, target.simd_lanes);
+    int64_t ic_bn = conv::largest_divisor_at_most(g.c, oc_bn);
+    std::vector<std::pair<std::string, Entity>> entities = {
+        {"tile_ic", SplitEntity{{g.c / ic_bn, ic_bn}}},
+        {"tile_oc", SplitEntity{{g.k / oc_bn, oc_bn}}}};
+    if (is_1x1(g)) {
+      int64_t ow_factor = conv::largest_divisor_at_most(ow, 31);
+      int64_t oh_factor = oh % 2 == 0 && 2 * ow_factor < 32 ? 2 : 1;
+      entities.push_back({"tile_ow", SplitEntity{{ow / ow_factor, ow_factor}}});
+      entities.push_back({"tile_oh", OtherOptionEntity{oh_factor}});
+    } else {
+      int64_t reg_n = conv::largest_divisor_at_most(ow, 31);
+      entities.push_back({"tile_ow", SplitEntity{{ow / reg_n, reg_n}}});
+      entities.push_back({"unroll_kw", OtherOptionEntity{false}});
+    }
+    Result<ConfigEntity> config = space.make_config(std::move(entities));
+    return config.ok() ? *config : space.get(0);  // not reached: every entity is in the space
+  }
+
+  Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
+                                  const TargetInfo& target) const override {
+    conv::Geometry g = conv::geometry(w);
+    KILN_ASSIGN_OR_RETURN(int64_t ic_bn, conv::split_inner(config, "tile_ic", g.c));
+    KILN_ASSIGN_OR_RETURN(int64_t oc_bn, conv::split_inner(config, "tile_oc", g.k));
+    KILN_ASSIGN_OR_RETURN(int64_t reg_n, conv::split_inner(config, "tile_ow", 0));
+    conv::Tiling t{oc_bn, reg_n, 1};
+    bool unroll_kw = false;
+    if (is_1x1(g)) {
+      KILN_ASSIGN_OR_RETURN(nlohmann::json oh, conv::option(config, "tile_oh"));
+      if (!oh.is_number_integer() || oh.get<int64_t>() < 1) {
+        return InstantiationError("tile_oh = " + oh.dump() + " is not a positive integer");
+      }
+      t.oh_factor = oh.get<int64_t>();
+    } else {
+      KILN_ASSIGN_OR_RETURN(nlohmann::json unroll, conv::option(config, "unroll_kw"));
+      if (!unroll.is_boolean()) {
+        return InstantiationError("unroll_kw = " + unroll.dump() + " is not a boolean");
+      }
+      unroll_kw = unroll.get<bool>();
+    }
+    KILN_RETURN_IF_ERROR(conv::check_tiling(t, unroll_kw ? g.s : 1, target));
+
+    conv::TiledShape ts = conv::tiled_shape(g, t);
+    ir::Buffer data("data", {g.n, g.c, g.h, g.w}, ir::BufferScope::kArgument);
+    ir::Buffer weight("weight", {g.k, g.c, g.r, g.s}, ir::BufferScope::kArgument);
+    ir::Buffer bias("bias", {g.k}, ir::BufferScope::kArgument);
+    ir::Buffer output("output", {g.n, g.k, g.p, g.q}, ir::BufferScope::kArgument);
+    ir::Buffer data_vec = conv::packed_data_buffer(g, ts, ic_bn);
+    ir::Buffer kernel_vec("kernel_vec", {g.k / oc_bn, g.c / ic_bn, g.r, g.s, ic_bn, oc_bn},
+                          ir::BufferScope::kWorkspace);
+    ir::Buffer rows = conv::row_workspace(g, t);
+
+    auto reduction = [&](const conv::Tile& tile) {
+      Expr icc = ir::var("icc"), icb = ir::var("icb");
+      Expr kh = is_1x1(g) ? Expr(0) : ir::var("kh"), kw = is_1x1(g) ? Expr(0) : ir::var("kw");
+      Stmt update = conv::accumulate(tile, [&](const Expr& ohi, const Expr& j, const Expr& v) {
+        Expr h = (tile.oh0 + ohi) * Expr(g.stride_h) + kh * Expr(g.dilation);
+        Expr x = (tile.ow0 + j) * Expr(g.stride_w) + kw * Expr(g.dilation);
+        return data_vec.load({tile.n, icc, h, x, icb}) *
+               kernel_vec.load({tile.oc_chunk, icc, kh, kw, icb, v});
+      });
+      int64_t ic_chunks = g.c / ic_bn;
+      if (is_1x1(g)) return ir::LoopNest({{icc, ic_chunks}, {icb, ic_bn}}, update);
+      if (unroll_kw) {
+        return ir::LoopNest(
+            {{icc, ic_chunks}, {kh, g.r}, {icb, ic_bn}, {kw, g.s, LoopKind::kUnrolled}}, update);
+      }
+      return ir::LoopNest({{icc, ic_chunks}, {kh, g.r}, {kw, g.s}, {icb, ic_bn}}, update);
+    };
+
+    ir::Program program;
+    program.name = "conv2d_NCHWc";
+    program.buffers = {data, weight, bias, output, data_vec, kernel_vec};
+    if (rows.defined()) program.buffers.push_back(rows);
+    program.num_inputs = 3;
+    program.num_outputs = 1;
+    program.stages = {
+        {"conv2d_NCHWc_pack_data", conv::pack_data(g, ic_bn, data, data_vec), false},
+        {"conv2d_NCHWc_pack_weight", pack_weight(g, ic_bn, oc_bn, weight, kernel_vec), false},
+        {"conv2d_NCHWc_compute", conv::compute(g, t, target, bias, output, rows, reduction), true}};
+    return program;
+  }
+
+  void reference(const Workload& w, const std::vector<const float*>& inputs,
+                 const std::vector<float*>& outputs) const override {
+    conv::reference(conv::geometry(w), /*depthwise=*/false, inputs[0], inputs[1], inputs[2],
+                    outputs[0]);
+  }
+
+  nlohmann::json tvm_args(const Workload& w) const override {
+    conv::Geometry g = conv::geometry(w);
+    return conv::tvm_args(g, {g.k, g.c, g.r, g.s});
+  }
+
+ private:
+  // kernel_vec[occ, icc, kh, kw, icb, ocb] = weight[occ * oc_bn + ocb, icc * ic_bn + icb, kh, kw]
+  static Stmt pack_weight(const conv::Geometry& g, int64_t ic_bn, int64_t oc_bn,
+                          const ir::Buffer& weight, const ir::Buffer& kernel_vec) {
+    Expr occ = ir::var("occ"), icc = ir::var("icc"), kh = ir::var("kh"), kw = ir::var("kw"),
+         icb = ir::var("icb");
+    Stmt body = conv::vector_loop("ocb", oc_bn, [&](const Expr& ocb) {
+      return ir::Store(kernel_vec, {occ, icc, kh, kw, icb, ocb},
+                       weight.load({occ * Expr(oc_bn) + ocb, icc * Expr(ic_bn) + icb, kh, kw}));
+    });
+    return ir::LoopNest({{occ, g.k / oc_bn, LoopKind::kParallel},
+                         {icc, g.c / ic_bn},
+                         {kh, g.r},
+                         {kw, g.s},
+                         {icb, ic_bn}},
+                        body);
+  }
+};
+
+}  // namespace
+
+const Template& conv2d_nchwc_template() {
+  static const Conv2dNchwcTemplate kTemplate;
+  return kTemplate;
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,349 @@
+#include "ops/conv_common.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace kiln::ops::conv {
+
+namespace {
+
+using ir::Expr;
+using ir::LoopKind;
+using ir::Stmt;
+
+constexpr int64_t kUnset = -1;  // default of the per-dimension keys: "not given"
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t output_size(int64_t in, int64_t pad, int64_t kernel, int64_t dilation, int64_t stride) {
+  return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+// Replaces `key`, `key_h`, `key_w` by the canonical form: `key` when both dimensions agree.
+void canonicalize_pair(Workload* w, const std::string& key) {
+  int64_t both = w->at(key), h = w->at(key + "_h"), v = w->at(key + "_w");
+  if (h == kUnset) h = both;
+  if (v == kUnset) v = both;
+  for (const std::string& k : {key, key + "_h", key + "_w"}) w->params.erase(k);
+  if (h == v) {
+    w->params[key] = h;
+  } else {
+    w->params[key + "_h"] = h;
+    w->params[key + "_w"] = v;
+  }
+}
+
+int64_t pair_value(const Workload& w, const std::string& key, const char* suffix) {
+  auto it = w.params.find(key);
+  return it != w.params.end() ? it->second : w.at(key + suffix);
+}
+
+// The variables of a fused loop over dims (outermost first), e.g. f -> (f / (b*c), f / c % b,
+// f % c); dimensions of extent 1 are the constant 0.
+std::vector<Expr> unfuse(const Expr& f, const std::vector<int64_t>& dims) {
+  std::vector<Expr> out(dims.size());
+  int64_t inner = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    bool outermost =
+        i == 0 || std::all_of(dims.begin(), dims.begin() + i, [](int64_t d) { return d == 1; });
+    Expr x = inner == 1 ? f : f / Expr(inner);
+    out[i] = dims[i] == 1 ? Expr(0) : outermost ? x : x % Expr(dims[i]);
+    inner *= dims[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Workloads.
+
+Result<Workload> normalize(const Workload& w, std::string_view template_name,
+                           std::vector<ParamSpec> specs) {
+  specs.push_back({"stride", 1, 1});
+  specs.push_back({"pad", 0, 0});
+  specs.push_back({"stride_h", kUnset, 1});
+  specs.push_back({"stride_w", kUnset, 1});
+  specs.push_back({"pad_h", kUnset, 0});
+  specs.push_back({"pad_w", kUnset, 0});
+  KILN_ASSIGN_OR_RETURN(Workload out, normalize_params(w, template_name, specs));
+  canonicalize_pair(&out, "stride");
+  canonicalize_pair(&out, "pad");
+
+  Geometry g = geometry(out);
+  std::string where = std::string(template_name) + " workload " + w.to_string() + ": ";
+  auto too_small = [&](const char* dim, const char* in_key, int64_t in, const char* pad_key,
+                       int64_t pad, const char* kernel_key, int64_t kernel) {
+    return InvalidArgument(where + "the output " + dim + " would be < 1: kernel " + kernel_key +
+                           "=" + std::to_string(kernel) +
+                           " with dilation=" + std::to_string(g.dilation) + " spans " +
+                           std::to_string(g.dilation * (kernel - 1) + 1) + ", more than " + in_key +
+                           " + 2*" + pad_key + " = " + std::to_string(in + 2 * pad));
+  };
+  if (g.p < 1) return too_small("height", "H", g.h, "pad_h", g.pad_h, "R", g.r);
+  if (g.q < 1) return too_small("width", "W", g.w, "pad_w", g.pad_w, "S", g.s);
+  return out;
+}
+
+Geometry geometry(const Workload& w) {
+  Geometry g;
+  g.n = w.at("N");
+  g.c = w.at("C");
+  g.h = w.at("H");
+  g.w = w.at("W");
+  g.k = w.params.count("K") ? w.at("K") : g.c;
+  g.r = w.at("R");
+  g.s = w.at("S");
+  g.stride_h = pair_value(w, "stride", "_h");
+  g.stride_w = pair_value(w, "stride", "_w");
+  g.pad_h = pair_value(w, "pad", "_h");
+  g.pad_w = pair_value(w, "pad", "_w");
+  g.dilation = w.at("dilation");
+  g.p = output_size(g.h, g.pad_h, g.r, g.dilation, g.stride_h);
+  g.q = output_size(g.w, g.pad_w, g.s, g.dilation, g.stride_w);
+  return g;
+}
+
+nlohmann::json tvm_args(const Geometry& g, const std::vector<int64_t>& kernel_shape) {
+  using nlohmann::json;
+  return json::array({json::array({"TENSOR", {g.n, g.c, g.h, g.w}, "float32"}),
+                      json::array({"TENSOR", kernel_shape, "float32"}),
+                      {g.stride_h, g.stride_w},
+                      {g.pad_h, g.pad_w, g.pad_h, g.pad_w},
+                      {g.dilation, g.dilation},
+                      "NCHW",
+                      "NCHW",
+                      "float32"});
+}
+
+void reference(const Geometry& g, bool depthwise, const float* data, const float* weight,
+               const float* bias, float* out) {
+  int64_t weight_c = depthwise ? 1 : g.c;
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t k = 0; k < g.k; ++k) {
+      for (int64_t p = 0; p < g.p; ++p) {
+        for (int64_t q = 0; q < g.q; ++q) {
+          double acc = bias[k];
+          for (int64_t ci = 0; ci < weight_c; ++ci) {
+            int64_t c = depthwise ? k : ci;
+            for (int64_t r = 0; r < g.r; ++r) {
+              int64_t h = p * g.stride_h - g.pad_h + r * g.dilation;
+              if (h < 0 || h >= g.h) continue;
+              for (int64_t s = 0; s < g.s; ++s) {
+                int64_t w = q * g.stride_w - g.pad_w + s * g.dilation;
+                if (w < 0 || w >= g.w) continue;
+                acc += static_cast<double>(data[((n * g.c + c) * g.h + h) * g.w + w]) *
+                       weight[((k * weight_c + ci) * g.r + r) * g.s + s];
+              }
+            }
+          }
+          out[((n * g.k + k) * g.p + p) * g.q + q] = static_cast<float>(acc);
+        }
+      }
+    }
+  }
+}
+
+int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d) {
+    if (n % d == 0) return d;
+  }
+  return 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config access.
+
+Result<int64_t> split_inner(const ConfigEntity& config, std::string_view knob,
+                            int64_t must_divide) {
+  std::string name(knob);
+  const Entity* e = config.find(knob);
+  const auto* split = e ? std::get_if<SplitEntity>(e) : nullptr;
+  if (!split || split->size.empty()) {
+    return InstantiationError("config has no split knob '" + name + "'");
+  }
+  int64_t inner = split->size.back();
+  if (inner < 1 || (must_divide > 0 && must_divide % inner != 0)) {
+    return InstantiationError(
+        name + " = " + entity_repr(*e) + ": its inner factor " + std::to_string(inner) +
+        " must be >= 1" +
+        (must_divide > 0 ? " and divide " + std::to_string(must_divide) : std::string()));
+  }
+  return inner;
+}
+
+Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob) {
+  const Entity* e = config.find(knob);
+  const auto* other = e ? std::get_if<OtherOptionEntity>(e) : nullptr;
+  if (!other) return InstantiationError("config has no option knob '" + std::string(knob) + "'");
+  return other->val;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schedule.
+
+TiledShape tiled_shape(const Geometry& g, const Tiling& t) {
+  TiledShape ts;
+  ts.ow_chunks = ceil_div(g.q, t.reg_n);
+  ts.oh_chunks = ceil_div(g.p, t.oh_factor);
+  ts.q_pad = ts.ow_chunks * t.reg_n;
+  ts.p_pad = ts.oh_chunks * t.oh_factor;
+  ts.h_pad = (ts.p_pad - 1) * g.stride_h + (g.r - 1) * g.dilation + 1;
+  ts.w_pad = (ts.q_pad - 1) * g.stride_w + (g.s - 1) * g.dilation + 1;
+  return ts;
+}
+
+Status check_tiling(const Tiling& t, int64_t unroll_factor, const TargetInfo& target) {
+  int64_t lanes = std::max(1, target.simd_lanes);
+  int64_t statements = t.oh_factor * t.reg_n * unroll_factor;
+  int64_t vector_ops = statements * ceil_div(t.oc_bn, lanes);
+  if (vector_ops > kMaxUnrolledVectorOps) {
+    return InstantiationError("the unrolled tile body has " + std::to_string(statements) +
+                              " statements of " + std::to_string(t.oc_bn) + " lanes (" +
+                              std::to_string(vector_ops) + " " + std::to_string(lanes) +
+                              "-lane vector operations, over the limit of " +
+                              std::to_string(kMaxUnrolledVectorOps) + "): reduce tile_ow, tile_oc" +
+                              (unroll_factor > 1 ? " or disable unroll_kw" : ""));
+  }
+  int64_t acc = t.oh_factor * t.reg_n * t.oc_bn;
+  if (acc > kMaxLocalFloats) {
+    return InstantiationError("the accumulator tile (" + std::to_string(t.oh_factor) + "x" +
+                              std::to_string(t.reg_n) + "x" + std::to_string(t.oc_bn) + " = " +
+                              std::to_string(acc) + " floats) exceeds the " +
+                              std::to_string(kMaxLocalFloats * 4) + "-byte stack limit");
+  }
+  return Status::Ok();
+}
+
+ir::Buffer packed_data_buffer(const Geometry& g, const TiledShape& ts, int64_t ic_bn) {
+  return ir::Buffer("data_vec", {g.n, g.c / ic_bn, ts.h_pad, ts.w_pad, ic_bn},
+                    ir::BufferScope::kWorkspace);
+}
+
+Stmt pack_data(const Geometry& g, int64_t ic_bn, const ir::Buffer& data, const ir::Buffer& packed) {
+  const std::vector<int64_t>& shape = packed->shape;  // n, ic_chunks, h_pad, w_pad, ic_bn
+  Expr f = ir::var("n_icc_h"), x = ir::var("w");
+  std::vector<Expr> nch = unfuse(f, {shape[0], shape[1], shape[2]});
+  Expr h = nch[2] - Expr(g.pad_h), w = x - Expr(g.pad_w);
+  Expr inside = h >= Expr(0) && h < Expr(g.h) && w >= Expr(0) && w < Expr(g.w);
+  auto copy = [&](bool zero) {
+    return vector_loop("icb", ic_bn, [&](const Expr& icb) {
+      Expr value = zero ? ir::f32(0) : data.load({nch[0], nch[1] * Expr(ic_bn) + icb, h, w});
+      return ir::Store(packed, {nch[0], nch[1], nch[2], x, icb}, value);
+    });
+  };
+  return ir::For(f, shape[0] * shape[1] * shape[2], LoopKind::kParallel,
+                 ir::For(x, shape[3], LoopKind::kSerial, ir::If(inside, copy(false), copy(true))));
+}
+
+Stmt vector_loop(const std::string& name, int64_t extent,
+                 const std::function<Stmt(const Expr& v)>& body) {
+  if (extent <= kMaxSimdLanes) {
+    Expr v = ir::var(name);
+    return ir::For(v, extent, LoopKind::kVectorized, body(v));
+  }
+  int64_t full = extent / kMaxSimdLanes, tail = extent % kMaxSimdLanes;
+  Expr vo = ir::var(name + "_o"), vi = ir::var(name + "_i");
+  Stmt main = ir::For(
+      vo, full, LoopKind::kUnrolled,
+      ir::For(vi, kMaxSimdLanes, LoopKind::kVectorized, body(vo * Expr(kMaxSimdLanes) + vi)));
+  if (tail == 0) return main;
+  Expr vt = ir::var(name + "_t");
+  return ir::Seq(
+      {main, ir::For(vt, tail, LoopKind::kVectorized, body(Expr(full * kMaxSimdLanes) + vt))});
+}
+
+namespace {
+
+// for ohi, j (unrolled): vector_loop v: body(acc index, ohi, j, v)
+Stmt tile_loop(const Tiling& t, const std::function<Stmt(const Expr& index, const Expr& ohi,
+                                                         const Expr& j, const Expr& v)>& body) {
+  Expr ohi = ir::var("ohi"), j = ir::var("j");
+  Stmt inner = vector_loop("v", t.oc_bn, [&](const Expr& v) {
+    return body((ohi * Expr(t.reg_n) + j) * Expr(t.oc_bn) + v, ohi, j, v);
+  });
+  return ir::For(ohi, t.oh_factor, LoopKind::kUnrolled,
+                 ir::For(j, t.reg_n, LoopKind::kUnrolled, inner));
+}
+
+}  // namespace
+
+Stmt accumulate(const Tile& tile, const TermFn& term) {
+  return tile_loop(
+      tile.tiling, [&](const Expr& index, const Expr& ohi, const Expr& j, const Expr& v) {
+        return ir::StoreFlat(tile.acc, index, tile.acc.load_flat(index) + term(ohi, j, v));
+      });
+}
+
+ir::Buffer row_workspace(const Geometry& g, const Tiling& t) {
+  TiledShape ts = tiled_shape(g, t);
+  int64_t row = t.oh_factor * ts.q_pad * t.oc_bn;
+  if (row + t.oh_factor * t.reg_n * t.oc_bn <= kMaxLocalFloats) return ir::Buffer();
+  return ir::Buffer("conv_rows", {g.n * (g.k / t.oc_bn) * ts.oh_chunks * row},
+                    ir::BufferScope::kWorkspace);
+}
+
+Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const ir::Buffer& bias,
+             const ir::Buffer& output, const ir::Buffer& rows,
+             const std::function<Stmt(const Tile&)>& reduction) {
+  TiledShape ts = tiled_shape(g, t);
+  int64_t oc_chunks = g.k / t.oc_bn;
+  int64_t row_floats = t.oh_factor * ts.q_pad * t.oc_bn;
+  Expr f = ir::var("n_occ_oh"), owc = ir::var("owc");
+  std::vector<Expr> fused = unfuse(f, {g.n, oc_chunks, ts.oh_chunks});
+  Tile tile{fused[0],
+            fused[1],
+            fused[2] * Expr(t.oh_factor),
+            owc * Expr(t.reg_n),
+            ir::Buffer("acc", {t.oh_factor * t.reg_n * t.oc_bn}, ir::BufferScope::kLocal),
+            t};
+  Expr oc0 = tile.oc_chunk * Expr(t.oc_bn);
+
+  bool local_row = !rows.defined();
+  ir::Buffer row = local_row ? ir::Buffer("row", {row_floats}, ir::BufferScope::kLocal) : rows;
+  Expr row_base = local_row ? Expr(0) : f * Expr(row_floats);
+  auto row_index = [&](const Expr& ohi, const Expr& col, const Expr& v) {
+    return row_base + (ohi * Expr(ts.q_pad) + col) * Expr(t.oc_bn) + v;
+  };
+
+  // One tile: acc = bias; reduction; acc -> row.
+  Stmt init = tile_loop(t, [&](const Expr& index, const Expr&, const Expr&, const Expr& v) {
+    return ir::StoreFlat(tile.acc, index, bias.load_flat(oc0 + v));
+  });
+  Stmt write_back =
+      tile_loop(t, [&](const Expr& index, const Expr& ohi, const Expr& j, const Expr& v) {
+        return ir::StoreFlat(row, row_index(ohi, tile.ow0 + j, v), tile.acc.load_flat(index));
+      });
+  Stmt tiles = ir::For(owc, ts.ow_chunks, LoopKind::kSerial,
+                       ir::Allocate(tile.acc, ir::Seq({init, reduction(tile), write_back})));
+
+  // Row buffer -> NCHW output: SIMD bodies along the output width (gathers from the row),
+  // skipping the padded tail columns and rows.
+  int64_t lanes = std::clamp<int64_t>(target.simd_lanes, 1, kMaxSimdLanes);
+  Expr ohi = ir::var("ohi"), v = ir::var("v");
+  auto copy = [&](const Expr& col) {
+    Expr out_index = output.flat_index({tile.n, oc0 + v, tile.oh0 + ohi, col});
+    return ir::StoreFlat(output, out_index, row.load_flat(row_index(ohi, col, v)));
+  };
+  std::vector<Stmt> columns;
+  if (g.q / lanes > 0) {
+    Expr qo = ir::var("qo"), qi = ir::var("qi");
+    columns.push_back(
+        ir::For(qo, g.q / lanes, LoopKind::kSerial,
+                ir::For(qi, lanes, LoopKind::kVectorized, copy(qo * Expr(lanes) + qi))));
+  }
+  if (g.q % lanes > 0) {
+    Expr qt = ir::var("qt");
+    columns.push_back(
+        ir::For(qt, g.q % lanes, LoopKind::kVectorized, copy(Expr(g.q / lanes * lanes) + qt)));
+  }
+  Stmt row_copy = ir::For(v, t.oc_bn, LoopKind::kSerial, ir::Seq(columns));
+  if (ts.p_pad != g.p) row_copy = ir::If(tile.oh0 + ohi < Expr(g.p), row_copy);
+  Stmt unpack = ir::For(ohi, t.oh_factor, LoopKind::kSerial, row_copy);
+
+  Stmt body = ir::Seq({tiles, unpack});
+  if (local_row) body = ir::Allocate(row, body);
+  return ir::For(f, g.n * oc_chunks * ts.oh_chunks, LoopKind::kParallel, body);
+}
+
+}  // namespace kiln::ops::conv

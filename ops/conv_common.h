@@ -1,0 +1,139 @@
+// Pieces shared by the NCHWc convolution templates (conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86):
+// workload keys and geometry, the reference implementation, TVM argument serialization, config
+// access that reports bad configs instead of aborting, and the loop nests of the schedule:
+//
+//   pack_data   (untimed)  data NCHW -> zero-padded NCHW{ic_bn}c workspace
+//   compute     (timed)    parallel over (batch, oc_chunk, oh_outer):
+//                            for each ow chunk: acc[oh_factor][reg_n][oc_bn] = bias
+//                                               reduction (the template's; acc += ...)
+//                                               acc -> row buffer (NCHW{oc_bn}c rows)
+//                            row buffer -> NCHW output (drops tail rows and columns)
+//
+// The packed data is padded far enough that tail tiles (reg_n not dividing the output width,
+// oh_factor not dividing its height) read in-bounds zeros; only the final copy to the output looks
+// at P and Q, outside the hot loop.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "ir/ir.h"
+#include "ops/config_space.h"
+#include "ops/template.h"
+#include "ops/workload.h"
+
+namespace kiln::ops::conv {
+
+// ---------------------------------------------------------------------------------------------
+// Workloads.
+
+// A 2-D convolution in NCHW: data [n, c, h, w]; output [n, k, p, q]. Depthwise: k == c.
+struct Geometry {
+  int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation = 1;
+  int64_t p = 1, q = 1;  // output height and width
+};
+
+// Normalizes a convolution workload. `specs` lists the template's own keys; the stride and padding
+// keys are added here: `stride` (default 1) and `pad` (default 0) apply to both dimensions and
+// `stride_h`, `stride_w`, `pad_h`, `pad_w` override one. The result is canonical: `stride`/`pad`
+// when both dimensions agree, the _h/_w pair otherwise. Also checks that the output is at least
+// 1x1 (errors name the keys involved).
+Result<Workload> normalize(const Workload& w, std::string_view template_name,
+                           std::vector<ParamSpec> specs);
+
+// The geometry of a normalized workload. Depthwise workloads have no K key: k = c.
+Geometry geometry(const Workload& w);
+
+// TVM's conv2d_NCHWc / depthwise_conv2d_NCHWc task arguments for NCHW data and an OIHW kernel of
+// `kernel_shape`: [data, kernel, [sh, sw], [pt, pl, pb, pr], [d, d], "NCHW", "NCHW", "float32"].
+nlohmann::json tvm_args(const Geometry& g, const std::vector<int64_t>& kernel_shape);
+
+// Direct convolution in double: out = conv(data, weight) + bias. `depthwise` reads input channel
+// k for output channel k and a weight of shape [k, 1, r, s].
+void reference(const Geometry& g, bool depthwise, const float* data, const float* weight,
+               const float* bias, float* out);
+
+// The largest divisor of n that is <= limit (1 when limit < 1), as TVM's fallbacks pick factors.
+int64_t largest_divisor_at_most(int64_t n, int64_t limit);
+
+// ---------------------------------------------------------------------------------------------
+// Config access. A config that lacks a knob or holds a value the template cannot use is an
+// InstantiationError naming the knob, never an abort.
+
+// size[-1] of split `knob`; must be >= 1 and, when `must_divide` > 0, divide it.
+Result<int64_t> split_inner(const ConfigEntity& config, std::string_view knob, int64_t must_divide);
+// The value of option `knob`.
+Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob);
+
+// ---------------------------------------------------------------------------------------------
+// Schedule.
+
+// Limits that keep a config's program buildable (above them, instantiate rejects it).
+inline constexpr int64_t kMaxLocalFloats = 16 * 1024;   // 64 KiB, the code generator's stack cap
+inline constexpr int64_t kMaxUnrolledVectorOps = 4096;  // vector statements in one unrolled body
+inline constexpr int64_t kMaxSimdLanes = 64;            // widest SIMD body the code generator makes
+
+// The register tile of an NCHWc convolution and the buffers its compute stage uses.
+struct Tiling {
+  int64_t oc_bn = 1;      // output channels per block (the vector lanes)
+  int64_t reg_n = 1;      // output columns per tile
+  int64_t oh_factor = 1;  // output rows per tile (1x1 kernels only)
+};
+
+// Sizes derived from a geometry and tiling.
+struct TiledShape {
+  int64_t ow_chunks, oh_chunks;  // tiles per row / rows of tiles
+  int64_t q_pad, p_pad;          // padded output width and height (multiples of the tile)
+  int64_t h_pad, w_pad;          // height and width of the padded packed data
+};
+TiledShape tiled_shape(const Geometry& g, const Tiling& t);
+
+// Rejects a tiling whose unrolled tile body has more than kMaxUnrolledVectorOps vector statements
+// (`unroll_factor` = further unrolling inside the tile, e.g. the kernel width with unroll_kw) or
+// whose accumulator tile exceeds kMaxLocalFloats.
+Status check_tiling(const Tiling& t, int64_t unroll_factor, const TargetInfo& target);
+
+// The packed, zero-padded input: [n, c / ic_bn, h_pad, w_pad, ic_bn].
+ir::Buffer packed_data_buffer(const Geometry& g, const TiledShape& ts, int64_t ic_bn);
+// Stage body filling packed_data_buffer from `data` (NCHW).
+ir::Stmt pack_data(const Geometry& g, int64_t ic_bn, const ir::Buffer& data,
+                   const ir::Buffer& packed);
+
+// What a reduction sees of the tile it accumulates into.
+struct Tile {
+  ir::Expr n, oc_chunk;  // batch index and output-channel chunk
+  ir::Expr oh0, ow0;     // first output row and column of the tile
+  ir::Buffer acc;        // [oh_factor * reg_n * oc_bn], local
+  Tiling tiling;
+};
+
+// A product term of the reduction for output row oh0 + ohi, column ow0 + j, lane v of the block.
+using TermFn = std::function<ir::Expr(const ir::Expr& ohi, const ir::Expr& j, const ir::Expr& v)>;
+
+// acc[ohi][j][v] += term(ohi, j, v): ohi and j unrolled, v vectorized (the innermost statement of
+// every reduction).
+ir::Stmt accumulate(const Tile& tile, const TermFn& term);
+
+// A loop over v in [0, extent) as SIMD bodies of at most kMaxSimdLanes lanes: one vectorized loop
+// when it fits, otherwise unrolled full chunks and a vectorized tail.
+ir::Stmt vector_loop(const std::string& name, int64_t extent,
+                     const std::function<ir::Stmt(const ir::Expr& v)>& body);
+
+// The timed stage described at the top of this file. `rows` is an optional workspace for the
+// row buffer ([n * oc_chunks * oh_chunks * oh_factor * q_pad * oc_bn]) used when a row does not
+// fit on the stack; undefined means a local row buffer.
+ir::Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target,
+                 const ir::Buffer& bias, const ir::Buffer& output, const ir::Buffer& rows,
+                 const std::function<ir::Stmt(const Tile&)>& reduction);
+
+// The row workspace compute() needs for this tiling, or an undefined buffer when the row fits
+// on the stack.
+ir::Buffer row_workspace(const Geometry& g, const Tiling& t);
+
+}  // namespace kiln::ops::conv

@@ -1,0 +1,188 @@
+// depthwise_conv2d_NCHWc.x86: TVM's x86 depthwise convolution (topi/x86/depthwise_conv2d.py) with
+// channel multiplier 1, for NCHW data, a [C, 1, R, S] weight and an NCHW output with a bias.
+//
+// Workload: depthwise_conv2d:N=,C=,H=,W=,R=,S= with stride (1), pad (0), dilation (1), optionally
+// stride_h/stride_w/pad_h/pad_w, and K (must equal C; dropped by normalize).
+//
+// Knobs (TVM's, in TVM's order): tile_ic = split(C), tile_oc = split(C), tile_ow = split(out
+// width, policy "factors", inner <= 64), unroll_kw = [true, false].
+//
+// Program: pack data to a padded NCHW{ic_bn}c workspace and the weights to [C/oc_bn, R, S, oc_bn]
+// (untimed), then the timed compute stage of conv_common.h with TVM's reduction order
+// kh, kw (unrolled with unroll_kw), ow_block (unrolled), oc_block (vectorized). When ic_bn is a
+// multiple of oc_bn the lanes of a block read contiguous packed data; otherwise the block spans
+// several input chunks and its data loads are gathers (TVM's schedule has the same access).
+#include <utility>
+
+#include "ops/conv_common.h"
+#include "ops/registry.h"
+
+namespace kiln::ops {
+
+namespace {
+
+using ir::Expr;
+using ir::LoopKind;
+using ir::Stmt;
+
+constexpr int64_t kNoK = -1;  // default of the optional K key
+
+class DepthwiseConv2dNchwcTemplate final : public Template {
+ public:
+  std::string_view name() const override { return "depthwise_conv2d_NCHWc.x86"; }
+  std::string_view op() const override { return "depthwise_conv2d"; }
+
+  Result<Workload> normalize(const Workload& w) const override {
+    KILN_ASSIGN_OR_RETURN(Workload out, conv::normalize(w, name(),
+                                                        {{"N", {}},
+                                                         {"C", {}},
+                                                         {"H", {}},
+                                                         {"W", {}},
+                                                         {"R", {}},
+                                                         {"S", {}},
+                                                         {"dilation", 1},
+                                                         {"K", kNoK}}));
+    int64_t k = out.at("K");
+    if (k != kNoK && k != out.at("C")) {
+      return InvalidArgument(std::string(name()) + " workload " + w.to_string() + ": K=" +
+                             std::to_string(k) + " must equal C=" + std::to_string(out.at("C")) +
+                             " (only channel multiplier 1 is supported)");
+    }
+    out.params.erase("K");
+    return out;
+  }
+
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    conv::Geometry g = conv::geometry(w);
+    return {{"data", {g.n, g.c, g.h, g.w}}, {"weight", {g.c, 1, g.r, g.s}}, {"bias", {g.c}}};
+  }
+
+  std::vector<TensorSpec> outputs(const Workload& w) const override {
+    conv::Geometry g = conv::geometry(w);
+    return {{"output", {g.n, g.c, g.p, g.q}}};
+  }
+
+  double flop(const Workload& w) const override {
+    conv::Geometry g = conv::geometry(w);
+    return 2.0 * g.n * g.c * g.p * g.q * g.r * g.s;
+  }
+
+  ConfigSpace space(const Workload& w) const override {
+    conv::Geometry g = conv::geometry(w);
+    ConfigSpace space;
+    space.define_split("tile_ic", g.c);
+    space.define_split("tile_oc", g.c);
+    SplitOptions ow_options;
+    ow_options.filter = [](const SplitEntity& e) { return e.size.back() <= 64; };
+    space.define_split("tile_ow", g.q, ow_options);
+    space.define_knob("unroll_kw", {true, false});
+    return space;
+  }
+
+  // TVM's _fallback_schedule (topi/x86/depthwise_conv2d.py).
+  ConfigEntity fallback(const Workload& w, const ConfigSpace& space,
+                        const TargetInfo& target) const override {
+    conv::Geometry g = conv::geometry(w);
+    int64_t oc_bn = conv::largest_divisor_at_most(g.c, target.simd_lanes);
+    int64_t ic_bn = conv::largest_divisor_at_most(g.c, oc_bn);
+    int64_t reg_n = conv::largest_divisor_at_most(g.q, 31);
+    Result<ConfigEntity> config = space.make_config({{"tile_ic", SplitEntity{{g.c / ic_bn, ic_bn}}},
+                                                     {"tile_oc", SplitEntity{{g.c / oc_bn, oc_bn}}},
+                                                     {"tile_ow", SplitEntity{{g.q / reg_n, reg_n}}},
+                                                     {"unroll_kw", OtherOptionEntity{false}}});
+    return config.ok() ? *config : space.get(0);  // not reached: every entity is in the space
+  }
+
+  Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
+                                  const TargetInfo& target) const override {
+    conv::Geometry g = conv::geometry(w);
+    KILN_ASSIGN_OR_RETURN(int64_t ic_bn, conv::split_inner(config, "tile_ic", g.c));
+    KILN_ASSIGN_OR_RETURN(int64_t oc_bn, conv::split_inner(config, "tile_oc", g.c));
+    KILN_ASSIGN_OR_RETURN(int64_t reg_n, conv::split_inner(config, "tile_ow", 0));
+    KILN_ASSIGN_OR_RETURN(nlohmann::json unroll, conv::option(config, "unroll_kw"));
+    if (!unroll.is_boolean()) {
+      return InstantiationError("unroll_kw = " + unroll.dump() + " is not a boolean");
+    }
+    bool unroll_kw = unroll.get<bool>();
+    conv::Tiling t{oc_bn, reg_n, 1};
+    KILN_RETURN_IF_ERROR(conv::check_tiling(t, unroll_kw ? g.s : 1, target));
+
+    conv::TiledShape ts = conv::tiled_shape(g, t);
+    ir::Buffer data("data", {g.n, g.c, g.h, g.w}, ir::BufferScope::kArgument);
+    ir::Buffer weight("weight", {g.c, 1, g.r, g.s}, ir::BufferScope::kArgument);
+    ir::Buffer bias("bias", {g.c}, ir::BufferScope::kArgument);
+    ir::Buffer output("output", {g.n, g.c, g.p, g.q}, ir::BufferScope::kArgument);
+    ir::Buffer data_vec = conv::packed_data_buffer(g, ts, ic_bn);
+    ir::Buffer kernel_vec("kernel_vec", {g.c / oc_bn, g.r, g.s, oc_bn},
+                          ir::BufferScope::kWorkspace);
+    ir::Buffer rows = conv::row_workspace(g, t);
+
+    auto reduction = [&](const conv::Tile& tile) {
+      Expr kh = ir::var("kh"), kw = ir::var("kw");
+      Stmt update = conv::accumulate(tile, [&](const Expr&, const Expr& j, const Expr& v) {
+        // Input channel oc_chunk * oc_bn + v of the NCHW{ic_bn}c data.
+        Expr chunk, lane;
+        if (ic_bn % oc_bn == 0) {
+          int64_t blocks = ic_bn / oc_bn;  // output blocks per input chunk
+          chunk = tile.oc_chunk / Expr(blocks);
+          lane = tile.oc_chunk % Expr(blocks) * Expr(oc_bn) + v;
+        } else {
+          Expr c = tile.oc_chunk * Expr(oc_bn) + v;
+          chunk = c / Expr(ic_bn);
+          lane = c % Expr(ic_bn);
+        }
+        Expr h = tile.oh0 * Expr(g.stride_h) + kh * Expr(g.dilation);
+        Expr x = (tile.ow0 + j) * Expr(g.stride_w) + kw * Expr(g.dilation);
+        return data_vec.load({tile.n, chunk, h, x, lane}) *
+               kernel_vec.load({tile.oc_chunk, kh, kw, v});
+      });
+      return ir::LoopNest(
+          {{kh, g.r}, {kw, g.s, unroll_kw ? LoopKind::kUnrolled : LoopKind::kSerial}}, update);
+    };
+
+    ir::Program program;
+    program.name = "depthwise_conv2d_NCHWc";
+    program.buffers = {data, weight, bias, output, data_vec, kernel_vec};
+    if (rows.defined()) program.buffers.push_back(rows);
+    program.num_inputs = 3;
+    program.num_outputs = 1;
+    program.stages = {
+        {"depthwise_conv2d_NCHWc_pack_data", conv::pack_data(g, ic_bn, data, data_vec), false},
+        {"depthwise_conv2d_NCHWc_pack_weight", pack_weight(g, oc_bn, weight, kernel_vec), false},
+        {"depthwise_conv2d_NCHWc_compute",
+         conv::compute(g, t, target, bias, output, rows, reduction), true}};
+    return program;
+  }
+
+  void reference(const Workload& w, const std::vector<const float*>& inputs,
+                 const std::vector<float*>& outputs) const override {
+    conv::reference(conv::geometry(w), /*depthwise=*/true, inputs[0], inputs[1], inputs[2],
+                    outputs[0]);
+  }
+
+  nlohmann::json tvm_args(const Workload& w) const override {
+    conv::Geometry g = conv::geometry(w);
+    return conv::tvm_args(g, {g.c, 1, g.r, g.s});
+  }
+
+ private:
+  // kernel_vec[occ, kh, kw, ocb] = weight[occ * oc_bn + ocb, 0, kh, kw]
+  static Stmt pack_weight(const conv::Geometry& g, int64_t oc_bn, const ir::Buffer& weight,
+                          const ir::Buffer& kernel_vec) {
+    Expr occ = ir::var("occ"), kh = ir::var("kh"), kw = ir::var("kw");
+    Stmt body = conv::vector_loop("ocb", oc_bn, [&](const Expr& ocb) {
+      return ir::Store(kernel_vec, {occ, kh, kw, ocb},
+                       weight.load({occ * Expr(oc_bn) + ocb, Expr(0), kh, kw}));
+    });
+    return ir::LoopNest({{occ, g.c / oc_bn, LoopKind::kParallel}, {kh, g.r}, {kw, g.s}}, body);
+  }
+};
+
+}  // namespace
+
+const Template& depthwise_conv2d_nchwc_template() {
+  static const DepthwiseConv2dNchwcTemplate kTemplate;
+  return kTemplate;
+}
+
+}  // namespace kiln::ops

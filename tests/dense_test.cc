@@ -1,0 +1,377 @@
+// dense_nopack.x86 and dense_pack.x86: AutoTVM's spaces and fallbacks, and for every sampled
+// config a program that the interpreter runs to the reference's answer, or a reasoned
+// InstantiationError.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/analysis.h"
+#include "ir/interpreter.h"
+#include "ir/printer.h"
+#include "ops/registry.h"
+
+namespace kiln::ops {
+namespace {
+
+const TargetInfo kAvx512{16};
+
+Workload parse(const std::string& text) {
+  auto w = Workload::parse(text);
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  return *w;
+}
+
+Workload normalized(const Template& t, const std::string& text) {
+  auto w = t.normalize(parse(text));
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  return *w;
+}
+
+std::vector<std::vector<int64_t>> split_sizes(const ConfigEntity& c) {
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& [name, e] : c.entities()) out.push_back(std::get<SplitEntity>(e).size);
+  return out;
+}
+
+std::vector<float> random_floats(int64_t n, std::mt19937_64& rng) {
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1p-53 * 2 - 1);
+  return v;
+}
+
+void walk(const ir::Stmt& s, const std::function<void(const ir::Stmt&)>& f) {
+  if (!s.defined()) return;
+  f(s);
+  walk(s->body, f);
+  walk(s->then_case, f);
+  walk(s->else_case, f);
+  for (const ir::Stmt& c : s->seq) walk(c, f);
+}
+
+// The code generator's fast path: a vectorized loop's body is straight-line stores whose
+// index moves with the lane, and every load is contiguous or a broadcast (no gathers).
+::testing::AssertionResult VectorLoopsAreSimd(const ir::Stmt& stage) {
+  std::string error;
+  walk(stage, [&](const ir::Stmt& s) {
+    if (s->kind != ir::StmtKind::kFor || s->loop_kind != ir::LoopKind::kVectorized) return;
+    const ir::ExprNode* v = s->loop_var.get();
+    walk(s->body, [&](const ir::Stmt& b) {
+      if (b->kind != ir::StmtKind::kStore && b->kind != ir::StmtKind::kSeq) {
+        error += "non straight-line body in " + ir::to_string(s) + "\n";
+        return;
+      }
+      if (b->kind != ir::StmtKind::kStore) return;
+      if (ir::linear_coefficient(b->index, v) != 1) error += "strided store " + ir::to_string(b);
+      ir::visit_exprs(b->value, [&](const ir::Expr& e) {
+        if (e->kind != ir::ExprKind::kLoad) return;
+        auto c = ir::linear_coefficient(e->a, v);
+        if (!c || (*c != 0 && *c != 1)) error += "gather " + ir::to_string(e) + "\n";
+      });
+    });
+  });
+  if (error.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << error;
+}
+
+// Runs `program` on deterministic random inputs and compares its outputs with the reference,
+// then reruns only the timed stages on the workspace the untimed ones left and compares again.
+::testing::AssertionResult ComputesReference(const Template& t, const Workload& w,
+                                             const ir::Program& program, uint64_t seed) {
+  std::vector<TensorSpec> ins = t.inputs(w), outs = t.outputs(w);
+  if (program.num_inputs != static_cast<int>(ins.size()) ||
+      program.num_outputs != static_cast<int>(outs.size())) {
+    return ::testing::AssertionFailure() << "argument counts differ from the template's";
+  }
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<float>> data;
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    int64_t n = program.buffers[i]->num_elements();
+    if (i < ins.size() + outs.size()) {
+      const TensorSpec& spec = i < ins.size() ? ins[i] : outs[i - ins.size()];
+      if (program.buffers[i]->shape != spec.shape) {
+        return ::testing::AssertionFailure() << "buffer " << i << " has the wrong shape";
+      }
+    }
+    data.push_back(i < ins.size() ? random_floats(n, rng) : std::vector<float>(n, std::nanf("")));
+  }
+  std::vector<const float*> in_ptrs;
+  for (size_t i = 0; i < ins.size(); ++i) in_ptrs.push_back(data[i].data());
+  std::vector<std::vector<float>> expected;
+  std::vector<float*> out_ptrs;
+  for (const TensorSpec& o : outs) expected.emplace_back(o.num_elements());
+  for (auto& e : expected) out_ptrs.push_back(e.data());
+  t.reference(w, in_ptrs, out_ptrs);
+
+  ir::Program timed = program;
+  std::erase_if(timed.stages, [](const ir::Stage& s) { return !s.timed; });
+  for (const ir::Program* p : std::vector<const ir::Program*>{&program, &timed}) {
+    std::vector<float*> ptrs;
+    for (auto& d : data) ptrs.push_back(d.data());
+    for (size_t o = 0; o < outs.size(); ++o) {
+      std::fill(data[ins.size() + o].begin(), data[ins.size() + o].end(), std::nanf(""));
+    }
+    Status st = ir::interpret(*p, ptrs);
+    if (!st.ok()) return ::testing::AssertionFailure() << st.message();
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const std::vector<float>& got = data[ins.size() + o];
+      double max_ref = 0, max_err = 0;
+      for (size_t j = 0; j < got.size(); ++j) {
+        max_ref = std::max(max_ref, std::fabs(static_cast<double>(expected[o][j])));
+        double err = std::fabs(static_cast<double>(got[j]) - expected[o][j]);
+        if (!(err <= max_err)) max_err = std::isnan(err) ? INFINITY : err;
+      }
+      if (!(max_err <= 1e-4 * max_ref)) {
+        return ::testing::AssertionFailure()
+               << (p == &timed ? "timed stages: " : "") << "max error " << max_err
+               << " vs max |ref| " << max_ref;
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+int64_t timed_flops(const ir::Program& p) {
+  int64_t n = 0;
+  for (const ir::Stage& s : p.stages) n += s.timed ? ir::count_flops(s.body) : 0;
+  return n;
+}
+
+// Checks a sample of configs (all of a small space) and the fallback; returns how many
+// were accepted.
+int CheckSampledConfigs(const Template& t, const std::string& text, int samples) {
+  Workload w = normalized(t, text);
+  ConfigSpace space = t.space(w);
+  std::mt19937_64 rng(42);
+  std::vector<ConfigEntity> configs;
+  for (int64_t i : space.sample_ints(samples, rng)) configs.push_back(space.get(i));
+  configs.push_back(t.fallback(w, space, kAvx512));
+  int accepted = 0;
+  for (const ConfigEntity& c : configs) {
+    SCOPED_TRACE(std::string(t.name()) + " " + text + " " + c.entity_string());
+    auto program = t.instantiate(w, c, kAvx512);
+    if (!program.ok()) {
+      EXPECT_EQ(program.status().code(), StatusCode::kInstantiation);
+      EXPECT_FALSE(program.status().message().empty());
+      continue;
+    }
+    ++accepted;
+    EXPECT_TRUE(ComputesReference(t, w, *program, c.index()));
+    for (const ir::Stage& s : program->stages) EXPECT_TRUE(VectorLoopsAreSimd(s.body));
+  }
+  return accepted;
+}
+
+TEST(DenseTest, NopackSpaceMatchesAutoTvm) {
+  const Template& t = dense_nopack_template();
+  ConfigSpace space = t.space(normalized(t, "dense:M=1,N=1000,K=512"));
+  EXPECT_EQ(space.range_length(), 160);
+  EXPECT_EQ(space.dims(), (std::vector<int64_t>{1, 16, 10}));
+  ConfigEntity c = space.get(68);
+  EXPECT_EQ(c.entity_string(), "[('tile_y', [-1, 1]), ('tile_x', [-1, 8]), ('tile_k', [-1, 16])]");
+}
+
+TEST(DenseTest, PackSpaceMatchesAutoTvm) {
+  const Template& t = dense_pack_template();
+  ConfigSpace space = t.space(normalized(t, "dense:M=1,N=1000,K=512"));
+  std::vector<std::string> names;
+  for (const Knob& k : space.knobs()) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"tile_y", "tile_x", "tile_k", "tile_inner"}));
+  EXPECT_EQ(space.dims(), (std::vector<int64_t>{1, 100, 10, 1}));
+  // M = 64: 3-way splits are the pairs (i, j) with i + j <= 6 of 2^i * 2^j; tile_inner keeps
+  // 1, 2, 4, 8, 16 (size[-1] <= 16).
+  ConfigSpace m64 = t.space(normalized(t, "dense:M=64,N=8,K=8"));
+  EXPECT_EQ(m64.dims()[0], 28);
+  EXPECT_EQ(m64.dims()[3], 5);
+}
+
+TEST(DenseTest, NopackFallbackFollowsAutoTvm) {
+  const Template& t = dense_nopack_template();
+  Workload w = normalized(t, "dense:M=1,N=1000,K=512");
+  ConfigSpace space = t.space(w);
+  using Sizes = std::vector<std::vector<int64_t>>;
+  EXPECT_EQ(split_sizes(t.fallback(w, space, kAvx512)), (Sizes{{-1, 1}, {-1, 1}, {-1, 32}}));
+  EXPECT_EQ(split_sizes(t.fallback(w, space, TargetInfo{8})), (Sizes{{-1, 1}, {-1, 1}, {-1, 16}}));
+  EXPECT_EQ(split_sizes(t.fallback(w, space, TargetInfo{4})), (Sizes{{-1, 1}, {-1, 1}, {-1, 8}}));
+  EXPECT_TRUE(t.instantiate(w, t.fallback(w, space, kAvx512), kAvx512).ok());
+
+  Workload odd = normalized(t, "dense:M=7,N=13,K=17");
+  ConfigEntity c = t.fallback(odd, t.space(odd), kAvx512);
+  EXPECT_EQ(split_sizes(c), (Sizes{{-1, 7}, {-1, 1}, {-1, 17}}));  // tile_y = [1, M]
+
+  // TVM's nopack fallback puts all M rows in one tile: past 16 KiB floats it cannot be a
+  // stack tile, and the config is rejected with the reason.
+  Workload big = normalized(t, "dense:M=1024,N=1024,K=1024");
+  auto p = t.instantiate(big, t.fallback(big, t.space(big), kAvx512), kAvx512);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInstantiation);
+  EXPECT_NE(p.status().message().find("stack"), std::string::npos) << p.status().message();
+}
+
+TEST(DenseTest, PackFallbackFollowsAutoTvm) {
+  const Template& t = dense_pack_template();
+  using Sizes = std::vector<std::vector<int64_t>>;
+  struct Case {
+    std::string workload;
+    Sizes sizes;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"dense:M=1024,N=1024,K=1024", {{-1, 32, 8}, {-1, 8, 32}, {-1, 1}, {-1, 8}}},
+           {"dense:M=1,N=1000,K=512", {{-1, 1, 1}, {-1, 8, 25}, {-1, 1}, {-1, 1}}},
+           {"dense:M=7,N=13,K=17", {{-1, 1, 1}, {-1, 1, 13}, {-1, 1}, {-1, 1}}},
+           {"dense:M=12,N=96,K=5,bias=1", {{-1, 1, 4}, {-1, 1, 32}, {-1, 1}, {-1, 4}}},
+       }) {
+    SCOPED_TRACE(c.workload);
+    Workload w = normalized(t, c.workload);
+    ConfigSpace space = t.space(w);
+    ConfigEntity f = t.fallback(w, space, kAvx512);
+    EXPECT_EQ(split_sizes(f), c.sizes);
+    EXPECT_EQ(space.get(f.index()), f);
+    auto p = t.instantiate(w, f, kAvx512);
+    EXPECT_TRUE(p.ok()) << p.status().message();
+  }
+  // AVX2: the packed width is at most 2 * 8 lanes.
+  Workload w = normalized(t, "dense:M=1024,N=1024,K=1024");
+  EXPECT_EQ(split_sizes(t.fallback(w, t.space(w), TargetInfo{8}))[1],
+            (std::vector<int64_t>{-1, 16, 16}));
+}
+
+const char* const kShapes[] = {"dense:M=7,N=13,K=17",        "dense:M=1,N=16,K=32",
+                               "dense:M=16,N=24,K=8,bias=1", "dense:M=12,N=1,K=6,bias=1",
+                               "dense:M=20,N=12,K=16",       "dense:M=1,N=1,K=1"};
+
+TEST(DenseTest, NopackSampledConfigsComputeTheReference) {
+  for (const char* text : kShapes) {
+    EXPECT_GT(CheckSampledConfigs(dense_nopack_template(), text, 60), 0) << text;
+  }
+}
+
+TEST(DenseTest, PackSampledConfigsComputeTheReference) {
+  for (const char* text : kShapes) {
+    EXPECT_GT(CheckSampledConfigs(dense_pack_template(), text, 60), 0) << text;
+  }
+}
+
+TEST(DenseTest, PackTileInnerWithPartialBlock) {
+  // tile_y inner 6 rows in blocks of tile_inner 4: one block of 4 and one of 2.
+  const Template& t = dense_pack_template();
+  Workload w = normalized(t, "dense:M=12,N=8,K=5,bias=1");
+  ConfigSpace space = t.space(w);
+  for (int64_t inner : {1, 2, 3, 4, 6, 12}) {
+    auto c = space.make_config({{"tile_y", SplitEntity{{-1, 1, 6}}},
+                                {"tile_x", SplitEntity{{-1, 2, 4}}},
+                                {"tile_k", SplitEntity{{-1, 5}}},
+                                {"tile_inner", SplitEntity{{-1, inner}}}});
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    auto p = t.instantiate(w, *c, kAvx512);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_TRUE(ComputesReference(t, w, *p, inner)) << "tile_inner " << inner;
+  }
+}
+
+TEST(DenseTest, TimedFlopsMatchTheTask) {
+  for (const char* text : {"dense:M=7,N=13,K=17", "dense:M=16,N=24,K=8,bias=1"}) {
+    for (const Template* t : {&dense_nopack_template(), &dense_pack_template()}) {
+      Workload w = normalized(*t, text);
+      int64_t m = w.at("M"), n = w.at("N"), k = w.at("K"), bias = w.at("bias");
+      EXPECT_EQ(t->flop(w), 2.0 * m * n * k);
+      ConfigSpace space = t->space(w);
+      std::mt19937_64 rng(1);
+      for (int64_t i : space.sample_ints(20, rng)) {
+        ConfigEntity c = space.get(i);
+        auto p = t->instantiate(w, c, kAvx512);
+        if (!p.ok()) continue;
+        // dense_pack: the FMAs plus the bias add; dense_nopack: the FMAs plus the horizontal
+        // sum over tile_k[-1] lanes (into an output initialized with the bias).
+        int64_t extra =
+            t == &dense_pack_template() ? bias * m * n : m * n * c.split("tile_k").size.back();
+        EXPECT_EQ(timed_flops(*p), 2 * m * n * k + extra) << t->name() << " " << c.entity_string();
+      }
+    }
+  }
+}
+
+TEST(DenseTest, LibrarySpeedConfigIsInTheSpace) {
+  // 8 rows x 32 lanes of accumulators (16 zmm registers), 4 k-steps unrolled.
+  const Template& t = dense_pack_template();
+  Workload w = normalized(t, "dense:M=1024,N=1024,K=1024");
+  ConfigSpace space = t.space(w);
+  auto c = space.make_config({{"tile_y", SplitEntity{{-1, 16, 8}}},
+                              {"tile_x", SplitEntity{{-1, 4, 32}}},
+                              {"tile_k", SplitEntity{{-1, 4}}},
+                              {"tile_inner", SplitEntity{{-1, 1}}}});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto p = t.instantiate(w, *c, kAvx512);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(p->stages.size(), 2u);
+  EXPECT_FALSE(p->stages[0].timed);
+  EXPECT_TRUE(p->stages[1].timed);
+  EXPECT_EQ(p->buffers.back()->scope, ir::BufferScope::kWorkspace);
+  EXPECT_EQ(p->buffers.back()->shape, (std::vector<int64_t>{32, 1024, 32}));
+  EXPECT_EQ(timed_flops(*p), int64_t{2} << 30);
+  EXPECT_TRUE(VectorLoopsAreSimd(p->stages[1].body));
+  int64_t local = 0;
+  walk(p->stages[1].body, [&](const ir::Stmt& s) {
+    if (s->kind == ir::StmtKind::kAllocate) local += s->buffer->num_elements();
+  });
+  EXPECT_EQ(local, 8 * 32);
+}
+
+TEST(DenseTest, RejectsWhatItCannotRealize) {
+  const Template& t = dense_pack_template();
+  Workload w = normalized(t, "dense:M=1024,N=1024,K=1024");
+  ConfigSpace space = t.space(w);
+  auto expect_rejected = [&](const ConfigEntity& c, const std::string& why) {
+    auto p = t.instantiate(w, c, kAvx512);
+    ASSERT_FALSE(p.ok()) << c.entity_string();
+    EXPECT_EQ(p.status().code(), StatusCode::kInstantiation);
+    EXPECT_NE(p.status().message().find(why), std::string::npos) << p.status().message();
+  };
+  // 1024 k-steps unrolled.
+  auto huge_unroll = space.make_config({{"tile_y", SplitEntity{{-1, 1, 8}}},
+                                        {"tile_x", SplitEntity{{-1, 1, 32}}},
+                                        {"tile_k", SplitEntity{{-1, 1024}}}});
+  ASSERT_TRUE(huge_unroll.ok());
+  expect_rejected(*huge_unroll, "unroll");
+  // A 64 x 1024 accumulator tile.
+  auto huge_tile = space.make_config(
+      {{"tile_y", SplitEntity{{-1, 1, 64}}}, {"tile_x", SplitEntity{{-1, 1, 1024}}}});
+  ASSERT_TRUE(huge_tile.ok());
+  expect_rejected(*huge_tile, "stack");
+  // Entities that are not from this space (e.g. a hand-edited log) are errors, not crashes.
+  expect_rejected(ConfigEntity(0, {{"tile_y", SplitEntity{{-1, 1, 7}}}}), "tile");
+  expect_rejected(ConfigEntity(0, {}), "missing");
+  expect_rejected(ConfigEntity(0, {{"tile_y", SplitEntity{{-1, 8}}},
+                                   {"tile_x", SplitEntity{{-1, 1, 32}}},
+                                   {"tile_k", SplitEntity{{-1, 1}}},
+                                   {"tile_inner", SplitEntity{{-1, 1}}}}),
+                  "tile_y");
+  expect_rejected(ConfigEntity(0, {{"tile_y", OtherOptionEntity{1}}}), "not a split");
+}
+
+TEST(DenseTest, NormalizeAndTvmArgs) {
+  const Template& t = dense_pack_template();
+  Workload w = normalized(t, "dense:M=2,N=3,K=4");
+  EXPECT_EQ(w.at("bias"), 0);
+  EXPECT_EQ(t.tvm_args(w).dump(),
+            R"([["TENSOR",[2,4],"float32"],["TENSOR",[3,4],"float32"],null,"float32"])");
+  Workload wb = normalized(t, "dense:M=2,N=3,K=4,bias=1");
+  EXPECT_EQ(
+      t.tvm_args(wb).dump(),
+      R"([["TENSOR",[2,4],"float32"],["TENSOR",[3,4],"float32"],["TENSOR",[3],"float32"],"float32"])");
+  EXPECT_EQ(t.inputs(wb).size(), 3u);
+  EXPECT_EQ(t.outputs(wb)[0].shape, (std::vector<int64_t>{2, 3}));
+  for (const char* bad : {"dense:M=2,N=3", "dense:M=2,N=3,K=4,bias=2", "dense:M=0,N=3,K=4",
+                          "dense:M=2,N=3,K=4,groups=1", "conv2d:M=2,N=3,K=4"}) {
+    auto r = dense_nopack_template().normalize(parse(bad));
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ops
