@@ -76,10 +76,11 @@ Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob)
 
 // Limits that keep a config's program buildable (above them, instantiate rejects it).
 inline constexpr int64_t kMaxLocalFloats = 16 * 1024;   // 64 KiB, the code generator's stack cap
-inline constexpr int64_t kMaxUnrolledVectorOps = 4096;  // vector statements in one unrolled body
+inline constexpr int64_t kMaxUnrolledVectorOps = 4096;  // target-width vector ops per tile body
 inline constexpr int64_t kMaxSimdLanes = 64;            // widest SIMD body the code generator makes
 
-// The register tile of an NCHWc convolution and the buffers its compute stage uses.
+// The register tile of an NCHWc convolution: accumulators for oh_factor x reg_n outputs of oc_bn
+// channels.
 struct Tiling {
   int64_t oc_bn = 1;      // output channels per block (the vector lanes)
   int64_t reg_n = 1;      // output columns per tile
@@ -88,15 +89,15 @@ struct Tiling {
 
 // Sizes derived from a geometry and tiling.
 struct TiledShape {
-  int64_t ow_chunks, oh_chunks;  // tiles per row / rows of tiles
-  int64_t q_pad, p_pad;          // padded output width and height (multiples of the tile)
-  int64_t h_pad, w_pad;          // height and width of the padded packed data
+  int64_t ow_chunks = 0, oh_chunks = 0;  // tiles per row / rows of tiles
+  int64_t q_pad = 0, p_pad = 0;          // padded output width and height (multiples of the tile)
+  int64_t h_pad = 0, w_pad = 0;          // height and width of the padded packed data
 };
 TiledShape tiled_shape(const Geometry& g, const Tiling& t);
 
-// Rejects a tiling whose unrolled tile body has more than kMaxUnrolledVectorOps vector statements
-// (`unroll_factor` = further unrolling inside the tile, e.g. the kernel width with unroll_kw) or
-// whose accumulator tile exceeds kMaxLocalFloats.
+// Rejects a tiling whose unrolled tile body needs more than kMaxUnrolledVectorOps vector operations
+// of the target's width (`unroll_factor` = further unrolling around the tile, e.g. the kernel width
+// with unroll_kw) or whose accumulator tile exceeds kMaxLocalFloats.
 Status check_tiling(const Tiling& t, int64_t unroll_factor, const TargetInfo& target);
 
 // The packed, zero-padded input: [n, c / ic_bn, h_pad, w_pad, ic_bn].
