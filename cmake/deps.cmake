@@ -11,6 +11,7 @@ separate_arguments(_kiln_llvm_defs UNIX_COMMAND "${LLVM_DEFINITIONS}")
 target_compile_definitions(kiln_llvm INTERFACE ${_kiln_llvm_defs})
 target_link_libraries(kiln_llvm INTERFACE lldELF lldCommon LLVM)
 
+find_package(SQLite3 REQUIRED)
 find_package(fmt CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)

@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "ops/limits.h"
 #include "ops/registry.h"
 
 namespace kiln::ops {
@@ -28,8 +29,7 @@ using ir::LoopKind;
 using ir::Stmt;
 
 constexpr std::string_view kName = "batch_matmul.x86";
-constexpr int64_t kMaxLocalBytes = 64 * 1024;  // one stack-allocated tile
-constexpr int64_t kMaxUnrolledOps = 1024;      // SIMD statements in one unrolled block
+
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 constexpr int64_t kMaxElements = int64_t{1} << 34;
 
@@ -155,10 +155,10 @@ class BatchMatmul final : public Template {
     }
     int64_t simd = std::max(1, target.simd_lanes);
     int64_t ops = kt * ty * ((bn + simd - 1) / simd);
-    if (ops > kMaxUnrolledOps) {
+    if (ops > kMaxUnrolledVectorOps) {
       return InstantiationError(std::string(kName) + ": unrolling " + str(kt) + " k-steps of a " +
                                 str(ty) + "-row tile of " + str(bn) + "-lane vectors gives " +
-                                str(ops) + " SIMD statements, above " + str(kMaxUnrolledOps));
+                                str(ops) + " SIMD statements, above " + str(kMaxUnrolledVectorOps));
     }
 
     Buffer x_buf("X", {s.b, s.m, s.k}, BufferScope::kArgument);

@@ -24,6 +24,7 @@
 #include "common/status.h"
 #include "ir/ir.h"
 #include "ops/config_space.h"
+#include "ops/limits.h"
 #include "ops/template.h"
 #include "ops/workload.h"
 
@@ -75,9 +76,7 @@ Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob)
 // Schedule.
 
 // Limits that keep a config's program buildable (above them, instantiate rejects it).
-inline constexpr int64_t kMaxLocalFloats = 16 * 1024;   // 64 KiB, the code generator's stack cap
-inline constexpr int64_t kMaxUnrolledVectorOps = 4096;  // target-width vector ops per tile body
-inline constexpr int64_t kMaxSimdLanes = 64;            // widest SIMD body the code generator makes
+inline constexpr int64_t kMaxSimdLanes = 64;  // widest SIMD body the code generator makes
 
 // The register tile of an NCHWc convolution: accumulators for oh_factor x reg_n outputs of oc_bn
 // channels.

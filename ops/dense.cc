@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "ops/limits.h"
 #include "ops/registry.h"
 
 namespace kiln::ops {
@@ -29,8 +30,7 @@ using ir::Stmt;
 
 // Limits that keep every accepted config compilable and sane; configs beyond them are
 // InstantiationErrors, as AutoTVM rejects configs its schedule cannot realize.
-constexpr int64_t kMaxLocalBytes = 64 * 1024;  // one stack-allocated tile
-constexpr int64_t kMaxUnrolledOps = 1024;      // SIMD statements in one unrolled block
+
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 constexpr int64_t kMaxElements = int64_t{1} << 34;
 
@@ -86,9 +86,9 @@ Status check_tile(std::string_view tmpl, const std::string& what, int64_t elemen
 }
 
 Status check_unroll(std::string_view tmpl, const std::string& what, int64_t ops) {
-  if (ops <= kMaxUnrolledOps) return Status::Ok();
+  if (ops <= kMaxUnrolledVectorOps) return Status::Ok();
   return InstantiationError(std::string(tmpl) + ": unrolling " + what + " gives " + str(ops) +
-                            " SIMD statements, above the limit of " + str(kMaxUnrolledOps));
+                            " SIMD statements, above the limit of " + str(kMaxUnrolledVectorOps));
 }
 
 // A Result<ConfigEntity> that a template builds from its own space cannot fail; if it does,

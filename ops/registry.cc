@@ -2,11 +2,21 @@
 
 namespace kiln::ops {
 
-const std::vector<const Template*>& all_templates() {
-  static const std::vector<const Template*> templates = {
+namespace {
+
+std::vector<const Template*>& registry() {
+  static std::vector<const Template*> templates = {
       &dense_nopack_template(), &dense_pack_template(), &conv2d_nchwc_template(),
       &depthwise_conv2d_nchwc_template(), &batch_matmul_template()};
   return templates;
+}
+
+}  // namespace
+
+const std::vector<const Template*>& all_templates() { return registry(); }
+
+void register_template(const Template* tmpl) {
+  if (!find_template(tmpl->name())) registry().push_back(tmpl);
 }
 
 const Template* find_template(std::string_view name) {

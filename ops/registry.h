@@ -9,8 +9,13 @@
 
 namespace kiln::ops {
 
-// All templates, in a fixed order.
+// All templates, in a fixed order (kiln's own, then registered ones in registration order).
 const std::vector<const Template*>& all_templates();
+
+// Adds a template (test-only operators, extensions). REQUIRES: called before templates are
+// looked up concurrently, and before builder or runner worker processes are started (they find
+// templates by name in their own copy of the registry). The template must outlive the process.
+void register_template(const Template* tmpl);
 
 // The template with TVM task name `name` (e.g. "dense_pack.x86"), or nullptr.
 const Template* find_template(std::string_view name);

@@ -6,19 +6,21 @@
 #include <memory>
 #include <random>
 
-#include "builder/build.h"
 #include "runtime/artifact.h"
 
 namespace kiln::runner {
 
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// 64-byte aligned float storage: vector loads of kernels never straddle cache lines needlessly.
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// 64-byte aligned float storage, so vector accesses of kernels start on cache lines.
 struct AlignedBuffer {
   explicit AlignedBuffer(int64_t n)
       : size(n),
@@ -28,146 +30,51 @@ struct AlignedBuffer {
   std::unique_ptr<float, decltype(&std::free)> data;
 };
 
-MeasureOutcome run(const ops::Template& tmpl, const ops::Workload& w,
-                   const ops::ConfigEntity& config, const builder::Target& target,
-                   const MeasureOptions& options, ThreadPool& pool, bool timed) {
-  MeasureOutcome out;
-  auto start = std::chrono::steady_clock::now();
-  ops::TargetInfo info{target.simd_lanes()};
-  Result<ir::Program> program = tmpl.instantiate(w, config, info);
-  if (!program.ok()) {
-    out.error = program.status().code() == StatusCode::kInstantiation
-                    ? MeasureError::kInstantiationError
-                    : MeasureError::kCompileHost;
-    out.message = program.status().message();
+MeasureResult measure(const ops::Template& tmpl, const ops::Workload& w, const ConfigEntity& config,
+                      const builder::Target& target, const MeasureOptions& options,
+                      ThreadPool& pool, bool timed) {
+  builder::BuildResult built = builder::build_measure_input({&tmpl, w, config, target});
+  if (built.error != MeasureError::kNoError) {
+    MeasureResult out;
+    out.error = built.error;
+    out.message = built.message;
+    out.build_seconds = built.build_seconds;
+    out.timestamp = unix_now();
     return out;
   }
-  Result<builder::BuildOutput> built = builder::build_program(*program, target);
-  out.build_ms = ms_since(start);
-  if (!built.ok()) {
-    out.error = MeasureError::kCompileHost;
-    out.message = built.status().message();
-    return out;
-  }
-
-  start = std::chrono::steady_clock::now();
-  auto artifact = Artifact::load_from_bytes(built->shared_object, program->name);
-  if (!artifact.ok()) {
-    out.error = MeasureError::kRuntimeDevice;
-    out.message = artifact.status().message();
-    return out;
-  }
-  std::vector<kiln_stage_fn> stages, timed_stages;
-  for (const ir::Stage& s : program->stages) {
-    Result<kiln_stage_fn> fn = (*artifact)->stage(s.name);
-    if (!fn.ok()) {
-      out.error = MeasureError::kRuntimeDevice;
-      out.message = fn.status().message();
-      return out;
-    }
-    stages.push_back(*fn);
-    if (s.timed) timed_stages.push_back(*fn);
-  }
-
-  std::vector<std::vector<float>> inputs = make_inputs(tmpl, w, options.input_seed);
-  std::vector<AlignedBuffer> storage;
-  for (const ir::Buffer& b : program->buffers) storage.emplace_back(b->num_elements());
-  std::vector<float*> pointers;
-  for (auto& s : storage) pointers.push_back(s.data.get());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::copy(inputs[i].begin(), inputs[i].end(), pointers[i]);
-  }
-  // Poison the outputs so a kernel that skips elements cannot pass the check.
-  for (int i = 0; i < program->num_outputs; ++i) {
-    auto& b = storage[program->num_inputs + i];
-    std::fill(b.data.get(), b.data.get() + b.size, std::nanf(""));
-  }
-  for (kiln_stage_fn fn : stages) fn(pointers.data(), pool.api());
-
-  std::vector<std::vector<float>> refs;
-  std::vector<const float*> in_ptrs;
-  for (auto& v : inputs) in_ptrs.push_back(v.data());
-  std::vector<float*> ref_ptrs;
-  for (const ops::TensorSpec& t : tmpl.outputs(w)) refs.emplace_back(t.num_elements());
-  for (auto& v : refs) ref_ptrs.push_back(v.data());
-  tmpl.reference(w, in_ptrs, ref_ptrs);
-  for (size_t i = 0; i < refs.size(); ++i) {
-    const auto& b = storage[program->num_inputs + i];
-    std::vector<float> got(b.data.get(), b.data.get() + b.size);
-    out.relative_error = std::max(out.relative_error, relative_error(got, refs[i]));
-  }
-  if (!(out.relative_error <= options.tolerance)) {
-    out.error = MeasureError::kWrongAnswer;
-    out.message = "output differs from the reference: relative error " +
-                  std::to_string(out.relative_error) + " > " + std::to_string(options.tolerance);
-    out.run_ms = ms_since(start);
-    return out;
-  }
-  if (timed) {
-    std::vector<std::pair<const void*, size_t>> flush;
-    for (size_t i = 0; i < storage.size(); ++i) {
-      if (static_cast<int>(i) >= program->num_inputs &&
-          static_cast<int>(i) < program->num_inputs + program->num_outputs) {
-        continue;  // like TVM's cache_flush_cpu_non_first_arg: inputs only
-      }
-      flush.emplace_back(storage[i].data.get(), storage[i].size * sizeof(float));
-    }
-    float* const* args = pointers.data();
-    const KilnRuntimeApi* api = pool.api();
-    Result<std::vector<double>> costs = time_function(
-        [&] {
-          for (kiln_stage_fn fn : timed_stages) fn(args, api);
-        },
-        options.time, flush);
-    if (!costs.ok()) {
-      out.error = MeasureError::kRuntimeDevice;
-      out.message = costs.status().message();
-    } else {
-      out.costs = autotvm_costs(*costs);
-    }
-  }
-  out.run_ms = ms_since(start);
+  ReferenceData reference = make_reference(tmpl, w, options.input_seed);
+  MeasureResult out = run_built_kernel(built, reference, options, pool, timed);
+  out.build_seconds = built.build_seconds;
   return out;
 }
 
 }  // namespace
 
-const char* measure_error_name(MeasureError e) {
-  switch (e) {
-    case MeasureError::kNoError:
-      return "NO_ERROR";
-    case MeasureError::kInstantiationError:
-      return "INSTANTIATION_ERROR";
-    case MeasureError::kCompileHost:
-      return "COMPILE_HOST";
-    case MeasureError::kCompileDevice:
-      return "COMPILE_DEVICE";
-    case MeasureError::kRuntimeDevice:
-      return "RUNTIME_DEVICE";
-    case MeasureError::kWrongAnswer:
-      return "WRONG_ANSWER";
-    case MeasureError::kBuildTimeout:
-      return "BUILD_TIMEOUT";
-    case MeasureError::kRunTimeout:
-      return "RUN_TIMEOUT";
-    case MeasureError::kUnknownError:
-      return "UNKNOWN_ERROR";
-  }
-  return "UNKNOWN_ERROR";
-}
-
-std::vector<std::vector<float>> make_inputs(const ops::Template& tmpl, const ops::Workload& w,
-                                            uint64_t seed) {
-  std::vector<std::vector<float>> inputs;
+ReferenceData make_reference(const ops::Template& tmpl, const ops::Workload& w, uint64_t seed) {
+  ReferenceData data;
   uint64_t k = 0;
   for (const ops::TensorSpec& t : tmpl.inputs(w)) {
     std::mt19937_64 rng(seed * 1000003 + k++);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<float> v(t.num_elements());
     for (float& x : v) x = dist(rng);
-    inputs.push_back(std::move(v));
+    data.inputs.push_back(std::move(v));
   }
-  return inputs;
+  for (const ops::TensorSpec& t : tmpl.outputs(w)) data.outputs.emplace_back(t.num_elements());
+  std::vector<const float*> in;
+  for (auto& v : data.inputs) in.push_back(v.data());
+  std::vector<float*> out;
+  for (auto& v : data.outputs) out.push_back(v.data());
+  tmpl.reference(w, in, out);
+  return data;
+}
+
+const ReferenceData& ReferenceCache::get(const ops::Template& tmpl, const ops::Workload& w,
+                                         uint64_t seed) {
+  std::string key = std::string(tmpl.name()) + "|" + w.to_string() + "|" + std::to_string(seed);
+  auto it = cache_.find(key);
+  if (it == cache_.end()) it = cache_.emplace(key, make_reference(tmpl, w, seed)).first;
+  return it->second;
 }
 
 double relative_error(const std::vector<float>& out, const std::vector<float>& ref) {
@@ -183,16 +90,90 @@ double relative_error(const std::vector<float>& out, const std::vector<float>& r
   return max_diff / max_ref;
 }
 
-MeasureOutcome measure_config(const ops::Template& tmpl, const ops::Workload& w,
-                              const ops::ConfigEntity& config, const builder::Target& target,
-                              const MeasureOptions& options, ThreadPool& pool) {
-  return run(tmpl, w, config, target, options, pool, true);
+MeasureResult run_built_kernel(const builder::BuildResult& built, const ReferenceData& reference,
+                               const MeasureOptions& options, ThreadPool& pool, bool timed) {
+  MeasureResult out;
+  auto start = std::chrono::steady_clock::now();
+  auto finish = [&](MeasureError e, std::string message) {
+    out.error = e;
+    out.message = std::move(message);
+    out.run_seconds = seconds_since(start);
+    out.timestamp = unix_now();
+    return out;
+  };
+  const builder::KernelManifest& m = built.manifest;
+  if (m.num_inputs != static_cast<int>(reference.inputs.size()) ||
+      m.num_outputs != static_cast<int>(reference.outputs.size()) ||
+      m.buffer_elements.size() < reference.inputs.size() + reference.outputs.size()) {
+    return finish(MeasureError::kRuntimeDevice, "kernel arguments do not match the task's tensors");
+  }
+  auto artifact = Artifact::load_from_bytes(built.shared_object, m.name);
+  if (!artifact.ok()) return finish(MeasureError::kRuntimeDevice, artifact.status().message());
+  std::vector<kiln_stage_fn> stages, timed_stages;
+  for (size_t i = 0; i < m.stages.size(); ++i) {
+    Result<kiln_stage_fn> fn = (*artifact)->stage(m.stages[i]);
+    if (!fn.ok()) return finish(MeasureError::kRuntimeDevice, fn.status().message());
+    stages.push_back(*fn);
+    if (m.stage_timed[i]) timed_stages.push_back(*fn);
+  }
+
+  std::vector<AlignedBuffer> storage;
+  for (int64_t n : m.buffer_elements) storage.emplace_back(n);
+  std::vector<float*> pointers;
+  for (auto& s : storage) pointers.push_back(s.data.get());
+  for (size_t i = 0; i < reference.inputs.size(); ++i) {
+    if (static_cast<int64_t>(reference.inputs[i].size()) != storage[i].size) {
+      return finish(MeasureError::kRuntimeDevice, "input " + std::to_string(i) + " size mismatch");
+    }
+    std::copy(reference.inputs[i].begin(), reference.inputs[i].end(), pointers[i]);
+  }
+  // Poison the outputs so that a kernel which skips elements cannot pass the check.
+  for (int i = 0; i < m.num_outputs; ++i) {
+    auto& b = storage[m.num_inputs + i];
+    std::fill(b.data.get(), b.data.get() + b.size, std::nanf(""));
+  }
+  for (kiln_stage_fn fn : stages) fn(pointers.data(), pool.api());
+  for (int i = 0; i < m.num_outputs; ++i) {
+    const auto& b = storage[m.num_inputs + i];
+    std::vector<float> got(b.data.get(), b.data.get() + b.size);
+    out.relative_error = std::max(out.relative_error, relative_error(got, reference.outputs[i]));
+  }
+  if (!(out.relative_error <= options.tolerance)) {
+    return finish(MeasureError::kWrongAnswer, "output differs from the reference: relative error " +
+                                                  std::to_string(out.relative_error) + " > " +
+                                                  std::to_string(options.tolerance));
+  }
+  if (timed) {
+    // Like TVM's cache_flush_cpu_non_first_arg: flush what the kernel reads, not its outputs.
+    std::vector<FlushBuffer> flush;
+    for (size_t i = 0; i < storage.size(); ++i) {
+      bool is_output =
+          static_cast<int>(i) >= m.num_inputs && static_cast<int>(i) < m.num_inputs + m.num_outputs;
+      if (!is_output) flush.emplace_back(storage[i].data.get(), storage[i].size * sizeof(float));
+    }
+    float* const* args = pointers.data();
+    const KilnRuntimeApi* api = pool.api();
+    Result<std::vector<double>> costs = time_function(
+        [&] {
+          for (kiln_stage_fn fn : timed_stages) fn(args, api);
+        },
+        options.time, flush);
+    if (!costs.ok()) return finish(MeasureError::kRuntimeDevice, costs.status().message());
+    out.costs = autotvm_costs(*costs);
+  }
+  return finish(MeasureError::kNoError, "");
 }
 
-MeasureOutcome check_config(const ops::Template& tmpl, const ops::Workload& w,
-                            const ops::ConfigEntity& config, const builder::Target& target,
-                            const MeasureOptions& options, ThreadPool& pool) {
-  return run(tmpl, w, config, target, options, pool, false);
+MeasureResult measure_config(const ops::Template& tmpl, const ops::Workload& w,
+                             const ConfigEntity& config, const builder::Target& target,
+                             const MeasureOptions& options, ThreadPool& pool) {
+  return measure(tmpl, w, config, target, options, pool, true);
+}
+
+MeasureResult check_config(const ops::Template& tmpl, const ops::Workload& w,
+                           const ConfigEntity& config, const builder::Target& target,
+                           const MeasureOptions& options, ThreadPool& pool) {
+  return measure(tmpl, w, config, target, options, pool, false);
 }
 
 }  // namespace kiln::runner

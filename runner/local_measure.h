@@ -1,33 +1,21 @@
-// Measuring one config in this process: instantiate the template, build, load, check the
-// output against the operator's reference, and time the timed stages with AutoTVM's semantics.
-// (Process isolation for untrusted or crashing kernels sits on top of this.)
+// Checking and timing a built kernel in this process: load the artifact, run every stage on
+// deterministic random inputs, compare the outputs with the operator's reference, then time the
+// timed stages with AutoTVM's semantics. The isolated runner (local_runner.h) calls this inside
+// a child process; `kiln measure`, the benchmarks and the tests call it directly.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "builder/target.h"
-#include "common/status.h"
+#include "builder/measure_input.h"
+#include "common/measure_error.h"
 #include "ops/template.h"
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
 
 namespace kiln::runner {
-
-// AutoTVM's MeasureErrorNo (autotvm.md §3). Values are stored in records: do not change them.
-enum class MeasureError : int {
-  kNoError = 0,
-  kInstantiationError = 1,
-  kCompileHost = 2,
-  kCompileDevice = 3,
-  kRuntimeDevice = 4,
-  kWrongAnswer = 5,
-  kBuildTimeout = 6,
-  kRunTimeout = 7,
-  kUnknownError = 8,
-};
-const char* measure_error_name(MeasureError e);
 
 struct MeasureOptions {
   TimeOptions time;         // number, repeat, min_repeat_ms, enable_cpu_cache_flush
@@ -35,31 +23,50 @@ struct MeasureOptions {
   double tolerance = 1e-4;  // max |out - ref| / max |ref| for a correct answer
 };
 
-struct MeasureOutcome {
+struct MeasureResult {
   MeasureError error = MeasureError::kNoError;
   std::string message;        // why it failed; empty on success
   std::vector<double> costs;  // seconds per run, after AutoTVM's drop-min/max rule
   double relative_error = 0;  // of the checked output
-  double build_ms = 0;
-  double run_ms = 0;  // checking + timing wall time
+  double build_seconds = 0;
+  double run_seconds = 0;  // loading + checking + timing wall time
+  double timestamp = 0;    // unix seconds when the result was produced
 };
 
-// Random but deterministic inputs for a template's tensors (one vector per input).
-std::vector<std::vector<float>> make_inputs(const ops::Template& tmpl, const ops::Workload& w,
-                                            uint64_t seed);
+// Random but deterministic inputs for a template's tensors, and the reference outputs for them.
+struct ReferenceData {
+  std::vector<std::vector<float>> inputs;
+  std::vector<std::vector<float>> outputs;
+};
+ReferenceData make_reference(const ops::Template& tmpl, const ops::Workload& w, uint64_t seed);
+
+// Reference data per (task, workload, seed), computed once: the reference implementations are
+// slow, and a tuning run checks hundreds of configs of one workload.
+class ReferenceCache {
+ public:
+  const ReferenceData& get(const ops::Template& tmpl, const ops::Workload& w, uint64_t seed);
+
+ private:
+  std::map<std::string, ReferenceData> cache_;
+};
 
 // max |a - b| / max |b| over all elements (0 when b is all zero and a equals it).
 double relative_error(const std::vector<float>& out, const std::vector<float>& ref);
 
-// Builds and measures one config. Never fails: every problem is an outcome with its AutoTVM
-// error code (instantiation 1, compile 2, runtime 4, wrong answer 5).
-MeasureOutcome measure_config(const ops::Template& tmpl, const ops::Workload& w,
-                              const ops::ConfigEntity& config, const builder::Target& target,
-                              const MeasureOptions& options, ThreadPool& pool);
+// Loads `built`, checks it against `reference` and (if `timed`) times it. Never fails: a load
+// failure is kRuntimeDevice, a mismatch kWrongAnswer. A crash or hang of the kernel takes this
+// process with it: call it in an isolated process for kernels you do not trust.
+MeasureResult run_built_kernel(const builder::BuildResult& built, const ReferenceData& reference,
+                               const MeasureOptions& options, ThreadPool& pool, bool timed);
+
+// Builds and measures one config in this process (build errors are results, as above).
+MeasureResult measure_config(const ops::Template& tmpl, const ops::Workload& w,
+                             const ConfigEntity& config, const builder::Target& target,
+                             const MeasureOptions& options, ThreadPool& pool);
 
 // The same without timing: builds, runs once and compares with the reference.
-MeasureOutcome check_config(const ops::Template& tmpl, const ops::Workload& w,
-                            const ops::ConfigEntity& config, const builder::Target& target,
-                            const MeasureOptions& options, ThreadPool& pool);
+MeasureResult check_config(const ops::Template& tmpl, const ops::Workload& w,
+                           const ConfigEntity& config, const builder::Target& target,
+                           const MeasureOptions& options, ThreadPool& pool);
 
 }  // namespace kiln::runner

@@ -1,0 +1,313 @@
+// Kernel benchmark: kiln's best config per workload against oneDNN and OpenBLAS, timed in the
+// same run on the same thread count.
+//
+//   kernel_bench [--trials N] [--threads T] [--seed S] [--only SUBSTRING]
+//
+// For each workload, kiln tunes each of the operator's templates with kiln tune's loop (random
+// tuner, fixed seed, `trials` configs each, every config built, checked and timed; records go to
+// --db), keeps the fastest, then times it and the peers with the same evaluator (warm-up, 7
+// repeats of >= 50 ms, median).
+// Prints a table and one JSON line per workload:
+//   {"workload", "threads", "kiln_ms", "onednn_ms", "openblas_ms", "ratio"}
+// with ratio = best library time / kiln time (> 1: kiln is faster).
+//
+// OpenBLAS picks its kernels when it loads; the preset OPENBLAS_CORETYPE=Haswell would force its
+// AVX2 kernels, so the program re-executes itself without it (and with the thread count set for
+// OpenMP and OpenBLAS) before doing anything else.
+#include <cblas.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dnnl.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "builder/build_pool.h"
+#include "builder/target.h"
+#include "ops/registry.h"
+#include "runner/local_measure.h"
+#include "runner/local_runner.h"
+#include "runtime/thread_pool.h"
+#include "runtime/time_evaluator.h"
+#include "store/record_store.h"
+#include "tuner/tune_loop.h"
+
+namespace kiln::bench {
+namespace {
+
+struct Args {
+  int trials = 300;
+  int threads = 1;
+  uint64_t seed = 1;
+  std::string only;
+  std::string db = "kernel_bench.db";  // the tuning records (kept for `kiln best` / `kiln export`)
+};
+
+const TimeOptions kFinalTiming{.number = 1, .repeat = 7, .min_repeat_ms = 50};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double time_ms(const std::function<void()>& f) {
+  auto costs = time_function(f, kFinalTiming, {});
+  return costs.ok() ? median(*costs) * 1e3 : NAN;
+}
+
+std::vector<float> random_vector(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// --- peers ------------------------------------------------------------------------------------
+
+std::optional<double> openblas_dense_ms(const ops::Workload& w) {
+  int64_t M = w.at("M"), N = w.at("N"), K = w.at("K");
+  auto a = random_vector(M * K, 1), b = random_vector(N * K, 2);
+  std::vector<float> c(M * N);
+  return time_ms([&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a.data(), K, b.data(), K,
+                0.0f, c.data(), N);
+  });
+}
+
+void fill(dnnl::memory& m) {
+  size_t n = m.get_desc().get_size() / sizeof(float);
+  auto v = random_vector(n, n);
+  std::memcpy(m.get_data_handle(), v.data(), n * sizeof(float));
+}
+
+std::optional<double> onednn_dense_ms(const ops::Workload& w) {
+  using namespace dnnl;
+  int64_t M = w.at("M"), N = w.at("N"), K = w.at("K");
+  engine eng(engine::kind::cpu, 0);
+  stream s(eng);
+  memory::desc src({M, K}, memory::data_type::f32, memory::format_tag::ab);
+  memory::desc wei({K, N}, memory::data_type::f32, memory::format_tag::ba);  // stored N x K
+  memory::desc dst({M, N}, memory::data_type::f32, memory::format_tag::ab);
+  matmul::primitive_desc pd(matmul::desc(src, wei, dst), eng);
+  memory a(pd.src_desc(), eng), b(pd.weights_desc(), eng), c(pd.dst_desc(), eng);
+  fill(a);
+  fill(b);
+  matmul prim(pd);
+  return time_ms([&] {
+    prim.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    s.wait();
+  });
+}
+
+// Direct convolution on oneDNN's preferred (blocked) layouts, with bias: the primitive alone,
+// as in reference/baselines.md's "conv" column.
+std::optional<double> onednn_conv_ms(const ops::Workload& w, bool depthwise) {
+  using namespace dnnl;
+  int64_t N = w.at("N"), C = w.at("C"), H = w.at("H"), W = w.at("W"), R = w.at("R"), S = w.at("S"),
+          stride = w.at("stride"), pad = w.at("pad");
+  int64_t dil = w.params.count("dilation") ? w.at("dilation") : 1;
+  int64_t K = depthwise ? C : w.at("K");
+  int64_t P = (H + 2 * pad - dil * (R - 1) - 1) / stride + 1;
+  int64_t Q = (W + 2 * pad - dil * (S - 1) - 1) / stride + 1;
+  engine eng(engine::kind::cpu, 0);
+  stream s(eng);
+  auto any = [](memory::dims d) {
+    return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
+  };
+  memory::dims weights = depthwise ? memory::dims{C, 1, 1, R, S} : memory::dims{K, C, R, S};
+  convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct,
+                              any({N, C, H, W}), any(weights), any({K}), any({N, K, P, Q}),
+                              {stride, stride}, {dil - 1, dil - 1}, {pad, pad}, {pad, pad});
+  convolution_forward::primitive_desc pd(d, eng);
+  memory src(pd.src_desc(), eng), wei(pd.weights_desc(), eng), bias(pd.bias_desc(), eng),
+      dst(pd.dst_desc(), eng);
+  fill(src);
+  fill(wei);
+  fill(bias);
+  convolution_forward prim(pd);
+  return time_ms([&] {
+    prim.execute(
+        s,
+        {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, dst}});
+    s.wait();
+  });
+}
+
+// --- kiln -------------------------------------------------------------------------------------
+
+struct Best {
+  const ops::Template* tmpl = nullptr;
+  ConfigEntity config;
+  int64_t valid = 0, tried = 0;
+};
+
+// kiln tune's loop (random tuner, fixed seed and trial count, builder processes, isolated
+// runner) over every template of the operator, recording into `db`; returns the fastest config.
+Best tune(const ops::Workload& raw, const Args& args, const builder::Target& target,
+          store::RecordStore& db) {
+  Best best;
+  double best_flops = 0;
+  builder::LocalBuildPool builder;
+  runner::RunnerOptions options;
+  options.measure.time = {.number = 1, .repeat = 3, .min_repeat_ms = 5};
+  options.cooldown_interval_s = 0;
+  options.threads = args.threads;
+  runner::LocalRunner runner(options);
+  for (const ops::Template* t : ops::templates_for_op(raw.op)) {
+    ops::Workload w = *t->normalize(raw);
+    ConfigSpace space = t->space(w);
+    tuner::RandomTuner search(space, args.seed);
+    tuner::TuneOptions tune_options;
+    tune_options.n_trial = args.trials;
+    tune_options.source = "kernel_bench";
+    Result<tuner::TuneProgress> p =
+        tuner::tune_task(*t, w, target, space, search, builder, runner, db, tune_options);
+    if (!p.ok()) {
+      std::fprintf(stderr, "kernel_bench: %s\n", p.status().message().c_str());
+      continue;
+    }
+    best.tried += p->done;
+    best.valid += p->done - p->errors;
+    if (p->best && p->best_flops > best_flops) {
+      best_flops = p->best_flops;
+      best.tmpl = t;
+      best.config = space.get(p->best->config_index);
+    }
+  }
+  return best;
+}
+
+std::string json_number(std::optional<double> v) {
+  if (!v || std::isnan(*v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", *v);
+  return buf;
+}
+
+int run(const Args& args) {
+  const std::vector<std::string> workloads = {
+      "dense:M=1024,N=1024,K=1024",
+      "dense:M=1,N=1000,K=512",
+      "dense:M=128,N=3072,K=768",
+      "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1",
+      "conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1",
+      "conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1",
+      "conv2d:N=1,C=64,H=56,W=56,K=128,R=1,S=1,stride=2,pad=0",
+      "depthwise_conv2d:N=1,C=32,H=112,W=112,R=3,S=3,stride=1,pad=1",
+      "depthwise_conv2d:N=1,C=96,H=112,W=112,R=3,S=3,stride=2,pad=1",
+  };
+  builder::Target target = builder::Target::host();
+  ThreadPool pool(args.threads);
+  auto opened = store::RecordStore::open(args.db);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "kernel_bench: %s\n", opened.status().message().c_str());
+    return 1;
+  }
+  std::unique_ptr<store::RecordStore> db = std::move(opened).value();
+  std::printf(
+      "kiln kernel benchmark: %s, %d thread(s), %d random configs per template, seed %llu\n",
+      target.to_string().c_str(), args.threads, args.trials,
+      static_cast<unsigned long long>(args.seed));
+  std::printf("%-62s %10s %10s %10s %8s %8s  %s\n", "workload", "kiln ms", "oneDNN ms",
+              "OpenBLAS ms", "GFLOPS", "ratio", "best config");
+  std::vector<std::string> json_lines;
+  for (const std::string& text : workloads) {
+    if (!args.only.empty() && text.find(args.only) == std::string::npos) continue;
+    ops::Workload raw = *ops::Workload::parse(text);
+    Best best = tune(raw, args, target, *db);
+    std::optional<double> kiln_ms, onednn_ms, openblas_ms;
+    if (best.tmpl) {
+      ops::Workload w = *best.tmpl->normalize(raw);
+      runner::MeasureOptions final_options;
+      final_options.time = kFinalTiming;
+      runner::MeasureResult m =
+          runner::measure_config(*best.tmpl, w, best.config, target, final_options, pool);
+      if (m.error == MeasureError::kNoError) kiln_ms = median(m.costs) * 1e3;
+      raw = w;
+    }
+    if (raw.op == "dense") {
+      onednn_ms = onednn_dense_ms(raw);
+      openblas_ms = openblas_dense_ms(raw);
+    } else {
+      onednn_ms = onednn_conv_ms(raw, raw.op == "depthwise_conv2d");
+    }
+    double lib = std::min(onednn_ms.value_or(INFINITY), openblas_ms.value_or(INFINITY));
+    std::optional<double> ratio;
+    if (kiln_ms) ratio = lib / *kiln_ms;
+    double gflops = kiln_ms ? best.tmpl->flop(raw) / (*kiln_ms * 1e-3) / 1e9 : 0;
+    std::printf("%-62s %10s %10s %10s %8.1f %8s  %s %s (%lld/%lld valid)\n", text.c_str(),
+                json_number(kiln_ms).c_str(), json_number(onednn_ms).c_str(),
+                json_number(openblas_ms).c_str(), gflops, json_number(ratio).c_str(),
+                best.tmpl ? std::string(best.tmpl->name()).c_str() : "-",
+                best.tmpl ? best.config.entity_string().c_str() : "", static_cast<long long>(best.valid),
+                static_cast<long long>(best.tried));
+    std::fflush(stdout);
+    json_lines.push_back(
+        "{\"workload\": \"" + text + "\", \"threads\": " + std::to_string(args.threads) +
+        ", \"kiln_ms\": " + json_number(kiln_ms) + ", \"onednn_ms\": " + json_number(onednn_ms) +
+        ", \"openblas_ms\": " + json_number(openblas_ms) + ", \"ratio\": " + json_number(ratio) +
+        "}");
+  }
+  for (const std::string& line : json_lines) std::printf("%s\n", line.c_str());
+  return 0;
+}
+
+// Re-executes with the peers' environment fixed (see the file comment). Returns only if no
+// re-execution was needed.
+void fix_environment(const Args& args, char** argv) {
+  std::string threads = std::to_string(args.threads);
+  const char* omp = std::getenv("OMP_NUM_THREADS");
+  if (!std::getenv("OPENBLAS_CORETYPE") && !std::getenv("OPENBLAS_L2_SIZE") && omp &&
+      threads == omp) {
+    return;
+  }
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("OPENBLAS_L2_SIZE");
+  setenv("OMP_NUM_THREADS", threads.c_str(), 1);
+  setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  execv("/proc/self/exe", argv);
+  std::perror("kernel_bench: re-exec failed; peers may run with the preset OpenBLAS core");
+}
+
+}  // namespace
+}  // namespace kiln::bench
+
+int main(int argc, char** argv) {
+  kiln::bench::Args args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "kernel_bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--trials")
+      args.trials = std::stoi(next());
+    else if (a == "--threads")
+      args.threads = std::stoi(next());
+    else if (a == "--seed")
+      args.seed = std::stoull(next());
+    else if (a == "--only")
+      args.only = next();
+    else if (a == "--db")
+      args.db = next();
+    else {
+      std::fprintf(
+          stderr,
+          "usage: kernel_bench [--trials N] [--threads T] [--seed S] [--only TEXT] [--db FILE]\n");
+      return 2;
+    }
+  }
+  kiln::bench::fix_environment(args, argv);
+  return kiln::bench::run(args);
+}

@@ -1,0 +1,156 @@
+#include "builder/build_pool.h"
+
+#include <poll.h>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "ops/registry.h"
+
+namespace kiln::builder {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string encode_request(const MeasureInput& in) {
+  wire::Writer w;
+  w.str(in.tmpl->name());
+  w.str(in.workload.to_string());
+  w.i64(in.config.index());
+  w.str(in.target.triple);
+  w.str(in.target.cpu);
+  w.str(in.target.features);
+  w.u64(in.target.explicit_features ? 1 : 0);
+  return w.bytes();
+}
+
+// The worker: decodes a request, rebuilds the config from its template's space (cached per
+// task) and replies with the BuildResult.
+void serve(int request_fd, int response_fd) {
+  std::map<std::string, ConfigSpace> spaces;
+  while (true) {
+    Result<std::string> frame = wire::read_frame(request_fd);
+    if (!frame.ok()) return;  // the pool closed the pipe
+    wire::Reader r(*frame);
+    std::string template_name = r.str(), workload_text = r.str();
+    int64_t index = r.i64();
+    MeasureInput in;
+    in.target.triple = r.str();
+    in.target.cpu = r.str();
+    in.target.features = r.str();
+    in.target.explicit_features = r.u64() != 0;
+    BuildResult result;
+    in.tmpl = ops::find_template(template_name);
+    Result<ops::Workload> w = ops::Workload::parse(workload_text);
+    if (!r.ok() || !in.tmpl || !w.ok()) {
+      result.error = MeasureError::kCompileHost;
+      result.message = "builder worker: bad request for " + template_name + " " + workload_text;
+    } else {
+      in.workload = *w;
+      std::string key = template_name + "|" + workload_text;
+      auto it = spaces.find(key);
+      if (it == spaces.end()) it = spaces.emplace(key, in.tmpl->space(in.workload)).first;
+      Result<ConfigEntity> config = it->second.checked_get(index);
+      if (!config.ok()) {
+        result.error = MeasureError::kInstantiationError;
+        result.message = config.status().message();
+      } else {
+        in.config = *config;
+        result = build_measure_input(in);
+      }
+    }
+    wire::Writer reply;
+    result.encode(reply);
+    if (!wire::write_frame(response_fd, reply.bytes()).ok()) return;
+  }
+}
+
+}  // namespace
+
+LocalBuildPool::LocalBuildPool(BuildPoolOptions options)
+    : n_parallel_(options.n_parallel > 0
+                      ? options.n_parallel
+                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))),
+      timeout_s_(options.timeout_s) {
+  workers_.resize(n_parallel_);
+}
+
+LocalBuildPool::~LocalBuildPool() = default;
+
+Result<WorkerProcess*> LocalBuildPool::worker(size_t slot) {
+  if (!workers_[slot]) {
+    KILN_ASSIGN_OR_RETURN(workers_[slot], WorkerProcess::spawn(serve));
+  }
+  return workers_[slot].get();
+}
+
+std::vector<BuildResult> LocalBuildPool::build(const std::vector<MeasureInput>& inputs) {
+  std::vector<BuildResult> results(inputs.size());
+  struct Job {
+    size_t input;
+    Clock::time_point started;
+  };
+  std::map<size_t, Job> busy;  // worker slot -> job
+  size_t next = 0, done = 0;
+  auto fail = [&](size_t input, MeasureError e, std::string message, double seconds) {
+    results[input].error = e;
+    results[input].message = std::move(message);
+    results[input].build_seconds = seconds;
+    ++done;
+  };
+  while (done < inputs.size()) {
+    // Hand inputs to idle workers.
+    for (size_t slot = 0; slot < workers_.size() && next < inputs.size(); ++slot) {
+      if (busy.count(slot)) continue;
+      size_t input = next++;
+      Result<WorkerProcess*> w = worker(slot);
+      Status sent = w.ok() ? (*w)->send(encode_request(inputs[input])) : w.status();
+      if (!sent.ok()) {
+        workers_[slot].reset();
+        fail(input, MeasureError::kCompileHost, "cannot reach a builder worker: " + sent.message(),
+             0);
+        continue;
+      }
+      busy[slot] = {input, Clock::now()};
+    }
+    if (busy.empty()) continue;
+    // Wait for a reply or the earliest deadline.
+    std::vector<pollfd> fds;
+    std::vector<size_t> slots;
+    double wait_s = timeout_s_;
+    for (const auto& [slot, job] : busy) {
+      fds.push_back({workers_[slot]->response_fd(), POLLIN, 0});
+      slots.push_back(slot);
+      double elapsed = std::chrono::duration<double>(Clock::now() - job.started).count();
+      wait_s = std::min(wait_s, timeout_s_ - elapsed);
+    }
+    poll(fds.data(), fds.size(), std::max(0, static_cast<int>(wait_s * 1000) + 1));
+    for (size_t i = 0; i < fds.size(); ++i) {
+      size_t slot = slots[i];
+      Job job = busy[slot];
+      double elapsed = std::chrono::duration<double>(Clock::now() - job.started).count();
+      if (fds[i].revents != 0) {
+        std::string reply, why;
+        if (workers_[slot]->read_ready(&reply, &why) == WorkerProcess::Outcome::kReply) {
+          wire::Reader r(reply);
+          results[job.input] = BuildResult::decode(r);
+          ++done;
+        } else {
+          workers_[slot].reset();
+          fail(job.input, MeasureError::kCompileHost, "the builder worker died: " + why, elapsed);
+        }
+        busy.erase(slot);
+      } else if (elapsed >= timeout_s_) {
+        workers_[slot].reset();  // kills it; a fresh worker takes its place on the next input
+        fail(job.input, MeasureError::kBuildTimeout,
+             "build exceeded the " + std::to_string(timeout_s_) + " s timeout", timeout_s_);
+        busy.erase(slot);
+      }
+    }
+  }
+  return results;
+}
+
+}  // namespace kiln::builder

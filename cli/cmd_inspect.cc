@@ -1,0 +1,123 @@
+// kiln space / show / measure: look at a task's config space, lower a config, build and time it.
+#include <cstdio>
+#include <numeric>
+
+#include "builder/codegen_llvm.h"
+#include "cli/common.h"
+#include "ir/printer.h"
+#include "runner/local_measure.h"
+#include "runtime/thread_pool.h"
+
+namespace kiln::cli {
+
+Command add_space_command(CLI::App& app) {
+  auto o = std::make_shared<TaskOptions>();
+  CLI::App* cmd = app.add_subcommand("space", "print a task's knobs and config space size");
+  add_task_options(cmd, o.get());
+  return [o] {
+    for (const Task& task : resolve_tasks(*o)) {
+      ConfigSpace space = task.tmpl->space(task.workload);
+      std::printf("%s  %s\n", std::string(task.tmpl->name()).c_str(),
+                  task.workload.to_string().c_str());
+      for (const Knob& k : space.knobs()) {
+        std::printf("  %-12s %-3s %6zu entities%s%s\n", k.name.c_str(), k.tag.c_str(),
+                    k.entities.size(), k.policy.empty() ? "" : "  policy ", k.policy.c_str());
+      }
+      std::printf("  space size: %lld configs", static_cast<long long>(space.size()));
+      if (space.size() != space.range_length()) {
+        std::printf(" (of %lld raw)", static_cast<long long>(space.range_length()));
+      }
+      std::printf("\n  flop: %.0f\n", task.tmpl->flop(task.workload));
+    }
+    return 0;
+  };
+}
+
+Command add_show_command(CLI::App& app) {
+  struct Options {
+    TaskOptions task;
+    std::optional<int64_t> index;
+    bool llvm_ir = false, assembly = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("show", "print a config's entities and its loop nest");
+  add_task_options(cmd, &o->task);
+  cmd->add_option("--config,-c", o->index, "config index (default: the fallback config)");
+  cmd->add_flag("--llvm", o->llvm_ir, "also print the optimized LLVM IR");
+  cmd->add_flag("--asm", o->assembly, "also print the generated assembly");
+  return [o] {
+    builder::Target target = value_or_exit(builder::Target::parse(o->task.target));
+    for (const Task& task : resolve_tasks(o->task)) {
+      ConfigSpace space = task.tmpl->space(task.workload);
+      ConfigEntity config = pick_config(task, space, o->index, target);
+      std::printf("%s  %s\nconfig %s%s\n", std::string(task.tmpl->name()).c_str(),
+                  task.workload.to_string().c_str(), config.to_json().dump().c_str(),
+                  o->index ? "" : "  (fallback)");
+      Result<ir::Program> program =
+          task.tmpl->instantiate(task.workload, config, {target.simd_lanes()});
+      if (!program.ok()) {
+        std::printf("invalid config: %s\n", program.status().message().c_str());
+        continue;
+      }
+      std::printf("%s", ir::to_string(*program).c_str());
+      if (o->llvm_ir) {
+        std::printf("%s", value_or_exit(builder::program_llvm_ir(*program, target, true)).c_str());
+      }
+      if (o->assembly) {
+        std::printf("%s", value_or_exit(builder::program_assembly(*program, target)).c_str());
+      }
+    }
+    return 0;
+  };
+}
+
+Command add_measure_command(CLI::App& app) {
+  struct Options {
+    TaskOptions task;
+    std::optional<int64_t> index;
+    int threads = 1;
+    runner::MeasureOptions measure;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("measure", "build, check and time one config");
+  add_task_options(cmd, &o->task);
+  cmd->add_option("--config,-c", o->index, "config index (default: the fallback config)");
+  cmd->add_option("--threads", o->threads, "threads of the kernel's parallel loops")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--number", o->measure.time.number, "runs per timed repeat")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--repeat", o->measure.time.repeat, "timed repeats")->check(CLI::PositiveNumber);
+  cmd->add_option("--min-repeat-ms", o->measure.time.min_repeat_ms,
+                  "grow number until a repeat lasts this long");
+  cmd->add_flag("--cache-flush", o->measure.time.enable_cpu_cache_flush,
+                "flush inputs from the caches before each repeat");
+  return [o] {
+    builder::Target target = value_or_exit(builder::Target::parse(o->task.target));
+    ThreadPool pool(o->threads);
+    int failures = 0;
+    for (const Task& task : resolve_tasks(o->task)) {
+      ConfigSpace space = task.tmpl->space(task.workload);
+      ConfigEntity config = pick_config(task, space, o->index, target);
+      runner::MeasureResult m =
+          runner::measure_config(*task.tmpl, task.workload, config, target, o->measure, pool);
+      std::printf("%s  %s  config %lld%s\n  %s\n", std::string(task.tmpl->name()).c_str(),
+                  task.workload.to_string().c_str(), static_cast<long long>(config.index()),
+                  o->index ? "" : " (fallback)", config.entity_string().c_str());
+      if (m.error != MeasureError::kNoError) {
+        std::printf("  error %d %s: %s\n", static_cast<int>(m.error), measure_error_name(m.error),
+                    m.message.c_str());
+        ++failures;
+        continue;
+      }
+      double mean = std::accumulate(m.costs.begin(), m.costs.end(), 0.0) / m.costs.size();
+      std::printf(
+          "  build %.1f ms | checked: relative error %.2e | %.4f ms | %.2f GFLOPS | %d thread%s\n",
+          m.build_seconds * 1e3, m.relative_error, mean * 1e3,
+          task.tmpl->flop(task.workload) / mean / 1e9, pool.num_threads(),
+          pool.num_threads() == 1 ? "" : "s");
+    }
+    return failures == 0 ? 0 : 1;
+  };
+}
+
+}  // namespace kiln::cli

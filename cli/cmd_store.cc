@@ -1,0 +1,139 @@
+// kiln best / export / import: read and move the records of a store.
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/common.h"
+#include "store/log_file.h"
+#include "store/record_store.h"
+
+namespace kiln::cli {
+
+namespace {
+
+std::string iso_time(double unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::unique_ptr<store::RecordStore> open_store(const std::string& path, bool read_only) {
+  return value_or_exit(store::RecordStore::open(path, read_only));
+}
+
+}  // namespace
+
+Command add_best_command(CLI::App& app) {
+  struct Options {
+    TaskOptions task;
+    std::string db = "kiln.db";
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("best", "print the best config of each tuned workload");
+  add_task_options(cmd, &o->task, /*workload_required=*/false);
+  cmd->add_option("--db", o->db, "SQLite record store")->required();
+  cmd->add_flag("--json", o->json, "one JSON object per line");
+  return [o] {
+    std::unique_ptr<store::RecordStore> db = open_store(o->db, true);
+    std::vector<store::Record> best = value_or_exit(db->best_per_workload());
+    std::vector<std::pair<std::string, std::string>> wanted;  // (task, workload)
+    if (!o->task.workload.empty()) {
+      for (const Task& t : resolve_tasks(o->task)) {
+        wanted.emplace_back(std::string(t.tmpl->name()), t.workload.to_string());
+      }
+    }
+    int shown = 0;
+    for (const store::Record& r : best) {
+      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(),
+                                       std::make_pair(r.task_name, r.workload)) == wanted.end()) {
+        continue;
+      }
+      ++shown;
+      double gflops = r.flop / r.mean_cost() / 1e9;
+      if (o->json) {
+        nlohmann::ordered_json j;
+        j["task"] = r.task_name;
+        j["workload"] = r.workload;
+        j["target"] = r.target;
+        j["config_index"] = r.config_index;
+        j["entity"] = r.entities;
+        j["mean_cost_s"] = r.mean_cost();
+        j["costs"] = r.costs;
+        j["gflops"] = gflops;
+        j["timestamp"] = r.timestamp;
+        j["source"] = r.source;
+        j["record_id"] = r.id;
+        std::printf("%s\n", j.dump().c_str());
+      } else {
+        std::printf(
+            "%s %s\n  target %s\n  config %lld %s\n  %.4f ms mean over %zu runs, %.2f GFLOPS\n"
+            "  measured %s by %s (record %lld)\n",
+            r.task_name.c_str(), r.workload.c_str(), r.target.c_str(),
+            static_cast<long long>(r.config_index), r.entities.dump().c_str(), r.mean_cost() * 1e3,
+            r.costs.size(), gflops, iso_time(r.timestamp).c_str(), r.source.c_str(),
+            static_cast<long long>(r.id));
+      }
+    }
+    if (shown == 0 && !o->json)
+      std::printf("no successful record%s in %s\n", wanted.empty() ? "" : " for this workload",
+                  o->db.c_str());
+    return 0;
+  };
+}
+
+Command add_export_command(CLI::App& app) {
+  struct Options {
+    std::string db;
+    std::string format = "kiln";
+    bool best_only = false;
+    std::string output;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("export", "write records as a log (kiln or TVM autotvm JSON)");
+  cmd->add_option("--db", o->db, "SQLite record store")->required();
+  cmd->add_option("--format", o->format, "tvm (autotvm log v0.2) | kiln");
+  cmd->add_flag("--best-only", o->best_only, "only the best record per workload");
+  cmd->add_option("-o,--output", o->output, "output file (default: standard output)");
+  return [o] {
+    store::ExportOptions options;
+    options.format = value_or_exit(store::parse_log_format(o->format));
+    options.best_only = o->best_only;
+    std::unique_ptr<store::RecordStore> db = open_store(o->db, true);
+    store::ExportReport report = o->output.empty()
+                                     ? value_or_exit(store::export_records(*db, std::cout, options))
+                                     : value_or_exit(store::export_file(*db, o->output, options));
+    std::cout.flush();
+    for (const std::string& s : report.skipped) std::fprintf(stderr, "skipped %s\n", s.c_str());
+    std::fprintf(stderr, "exported %lld records\n", static_cast<long long>(report.written));
+    return 0;
+  };
+}
+
+Command add_import_command(CLI::App& app) {
+  struct Options {
+    std::string file;
+    std::string db;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd =
+      app.add_subcommand("import", "read a TVM autotvm log or a kiln export into a store");
+  cmd->add_option("file", o->file, "log file")->required();
+  cmd->add_option("--db", o->db, "SQLite record store (created if absent)")->required();
+  return [o] {
+    std::unique_ptr<store::RecordStore> db = open_store(o->db, false);
+    store::ImportReport report =
+        value_or_exit(store::import_file(*db, o->file, "import:" + o->file));
+    for (const std::string& s : report.warnings) std::fprintf(stderr, "%s\n", s.c_str());
+    for (const std::string& s : report.skipped) std::fprintf(stderr, "%s\n", s.c_str());
+    std::printf("imported %lld records from %s (%lld lines, %lld duplicates, %zu skipped)\n",
+                static_cast<long long>(report.imported), o->file.c_str(),
+                static_cast<long long>(report.lines), static_cast<long long>(report.duplicates),
+                report.skipped.size());
+    return 0;
+  };
+}
+
+}  // namespace kiln::cli

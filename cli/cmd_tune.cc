@@ -1,0 +1,158 @@
+// kiln tune: the tuning loop on the embedded defaults (local builder processes, an isolated
+// local runner, a SQLite record store). Resumes from the records already in the store.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "builder/build_pool.h"
+#include "cli/common.h"
+#include "runner/local_runner.h"
+#include "store/record_store.h"
+#include "tuner/tune_loop.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct TuneCommandOptions {
+  TaskOptions task;
+  std::string tuner = "random";
+  int64_t trials = 1000;
+  std::optional<int64_t> early_stopping;
+  std::string db = "kiln.db";
+  uint64_t seed = 0;
+  int n_parallel = 0;
+  double build_timeout_s = 10;
+  runner::RunnerOptions runner;
+};
+
+// AutoTVM's progress bar: "Current/Best: x/y GFLOPS | Progress: (k/n) | t s", redrawn in place
+// on a terminal and printed every tenth of the budget otherwise.
+class Progress {
+ public:
+  Progress(std::string prefix) : prefix_(std::move(prefix)), tty_(isatty(STDOUT_FILENO)) {}
+  void update(const tuner::TuneProgress& p) {
+    bool step = p.done * 10 / std::max<int64_t>(p.total, 1) != last_decile_;
+    if (!tty_ && !step && p.done < p.total) return;
+    last_decile_ = p.done * 10 / std::max<int64_t>(p.total, 1);
+    std::printf("%s%s Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%lld/%lld) | %.2f s%s",
+                tty_ ? "\r" : "", prefix_.c_str(), p.current_flops / 1e9, p.best_flops / 1e9,
+                static_cast<long long>(p.done), static_cast<long long>(p.total), p.times.wall_s,
+                tty_ ? "" : "\n");
+    std::fflush(stdout);
+  }
+  void finish() {
+    if (tty_) std::printf("\n");
+  }
+
+ private:
+  std::string prefix_;
+  bool tty_;
+  int64_t last_decile_ = -1;
+};
+
+void print_summary(const Task& task, const tuner::TuneProgress& p,
+                   const std::map<int, int64_t>& errors_by_code, double cooldown_s) {
+  int64_t fresh = p.done - p.resumed;
+  std::printf("%s %s: %lld trials (%lld resumed from the store, %lld new)\n",
+              std::string(task.tmpl->name()).c_str(), task.workload.to_string().c_str(),
+              static_cast<long long>(p.done), static_cast<long long>(p.resumed),
+              static_cast<long long>(fresh));
+  if (p.best) {
+    std::printf("  best: %.2f GFLOPS (%.4f ms), config %lld %s\n", p.best_flops / 1e9,
+                p.best->mean_cost() * 1e3, static_cast<long long>(p.best->config_index),
+                p.best->entities.dump().c_str());
+  } else {
+    std::printf("  best: none (no config succeeded)\n");
+  }
+  if (!errors_by_code.empty()) {
+    std::printf("  errors:");
+    for (auto [code, n] : errors_by_code) {
+      std::printf(" %s %lld", measure_error_name(static_cast<MeasureError>(code)),
+                  static_cast<long long>(n));
+    }
+    std::printf("\n");
+  }
+  if (fresh > 0) {
+    const tuner::TuneTimes& t = p.times;
+    auto pct = [&](double s) { return t.wall_s > 0 ? 100 * s / t.wall_s : 0; };
+    std::printf(
+        "  time: %.2f s for %lld new trials = %.3f s/trial | build %.2f s (%.0f%%) | run %.2f s "
+        "(%.0f%%, of which cooldown %.2f s) | store %.2f s (%.0f%%) | tuner+other %.2f s "
+        "(%.0f%%)\n",
+        t.wall_s, static_cast<long long>(fresh), t.wall_s / fresh, t.build_s, pct(t.build_s),
+        t.run_s, pct(t.run_s), cooldown_s, t.store_s, pct(t.store_s), t.tuner_s(),
+        pct(t.tuner_s()));
+  }
+}
+
+}  // namespace
+
+Command add_tune_command(CLI::App& app) {
+  auto o = std::make_shared<TuneCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("tune", "tune a workload's schedule, recording every trial");
+  add_task_options(cmd, &o->task);
+  cmd->add_option("--tuner", o->tuner, "random | grid");
+  cmd->add_option("--trials", o->trials, "trials per template (records already in the db count)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--early-stopping", o->early_stopping,
+                  "stop when the best config is this many trials old");
+  cmd->add_option("--db", o->db, "SQLite record store (created if absent)");
+  cmd->add_option("--seed", o->seed, "seed of the tuner's randomness");
+  cmd->add_option("--threads", o->runner.threads, "threads of the kernels' parallel loops")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--n-parallel", o->n_parallel, "builder processes (default: one per core)");
+  cmd->add_option("--build-timeout", o->build_timeout_s, "seconds per build");
+  cmd->add_option("--number", o->runner.measure.time.number, "runs per timed repeat")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--repeat", o->runner.measure.time.repeat, "timed repeats")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--min-repeat-ms", o->runner.measure.time.min_repeat_ms,
+                  "grow number until a repeat lasts this long");
+  cmd->add_option("--timeout", o->runner.timeout_s, "seconds per kernel run");
+  cmd->add_option("--cooldown-interval", o->runner.cooldown_interval_s,
+                  "seconds to sleep after each measured config");
+  cmd->add_flag("--cache-flush", o->runner.measure.time.enable_cpu_cache_flush,
+                "flush inputs from the caches before each repeat");
+  return [o] {
+    builder::Target target = value_or_exit(builder::Target::parse(o->task.target));
+    std::vector<Task> tasks = resolve_tasks(o->task);
+    std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o->db));
+    builder::LocalBuildPool builder({o->n_parallel, o->build_timeout_s});
+    runner::LocalRunner runner(o->runner);
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const Task& task = tasks[i];
+      ConfigSpace space = task.tmpl->space(task.workload);
+      std::unique_ptr<tuner::Tuner> search =
+          value_or_exit(tuner::make_tuner(o->tuner, space, o->seed));
+      char prefix[256];
+      std::snprintf(prefix, sizeof prefix, "[Task %2zu/%2zu] %s", i + 1, tasks.size(),
+                    std::string(task.tmpl->name()).c_str());
+      Progress progress(prefix);
+      std::map<int, int64_t> errors;
+      double cooldown_before = runner.cooldown_seconds();
+      tuner::TuneOptions options;
+      options.n_trial = o->trials;
+      options.early_stopping = o->early_stopping;
+      Result<tuner::TuneProgress> done =
+          tuner::tune_task(*task.tmpl, task.workload, target, space, *search, builder, runner, *db,
+                           options, [&](const tuner::TuneProgress& p) { progress.update(p); });
+      progress.finish();
+      if (!done.ok()) throw UsageError{done.status().message()};
+      // Error counts of this run, from the store (the loop only keeps totals).
+      store::RecordFilter filter;
+      filter.target = target.to_string();
+      filter.task_name = std::string(task.tmpl->name());
+      filter.workload = task.workload.to_string();
+      for (const store::Record& r : value_or_exit(db->records(filter))) {
+        if (r.error_no != 0) ++errors[r.error_no];
+      }
+      print_summary(task, *done, errors, runner.cooldown_seconds() - cooldown_before);
+    }
+    return 0;
+  };
+}
+
+}  // namespace kiln::cli

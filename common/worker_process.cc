@@ -1,0 +1,127 @@
+#include "common/worker_process.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "common/wire.h"
+
+namespace kiln {
+
+namespace {
+
+// Closes every descriptor of the child but stdin/out/err and the two it serves on.
+void close_inherited_fds(int keep_a, int keep_b) {
+  std::vector<int> fds;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(dir)) {
+      int fd = std::atoi(e->d_name);
+      if (fd > 2 && fd != keep_a && fd != keep_b && fd != dirfd(dir)) fds.push_back(fd);
+    }
+    closedir(dir);
+  }
+  for (int fd : fds) close(fd);
+}
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) {
+    return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  }
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  return "ended";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(
+    const std::function<void(int, int)>& serve) {
+  int to_child[2], from_child[2];
+  if (pipe2(to_child, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + strerror(errno));
+  if (pipe2(from_child, O_CLOEXEC) != 0) {
+    close(to_child[0]);
+    close(to_child[1]);
+    return IoError(std::string("pipe: ") + strerror(errno));
+  }
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) close(fd);
+    return IoError(std::string("fork: ") + strerror(errno));
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
+    signal(SIGPIPE, SIG_IGN);
+    close_inherited_fds(to_child[0], from_child[1]);
+    serve(to_child[0], from_child[1]);
+    _exit(0);
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  return std::unique_ptr<WorkerProcess>(new WorkerProcess(pid, to_child[1], from_child[0]));
+}
+
+WorkerProcess::~WorkerProcess() {
+  kill_and_reap();
+  close(request_fd_);
+  close(response_fd_);
+}
+
+Status WorkerProcess::send(std::string_view payload) {
+  return wire::write_frame(request_fd_, payload);
+}
+
+WorkerProcess::Outcome WorkerProcess::receive(double timeout_s, std::string* reply,
+                                              std::string* why) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) return Outcome::kTimeout;
+    pollfd p{response_fd_, POLLIN, 0};
+    int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1 << 30)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) return Outcome::kTimeout;
+    return read_ready(reply, why);
+  }
+}
+
+WorkerProcess::Outcome WorkerProcess::read_ready(std::string* reply, std::string* why) {
+  Result<std::string> frame = wire::read_frame(response_fd_);
+  if (frame.ok()) {
+    *reply = std::move(frame).value();
+    return Outcome::kReply;
+  }
+  *why = reap();
+  return Outcome::kDied;
+}
+
+std::string WorkerProcess::reap() {
+  if (reaped_) return "ended";
+  int status = 0;
+  pid_t r;
+  do {
+    r = waitpid(pid_, &status, 0);
+  } while (r < 0 && errno == EINTR);
+  reaped_ = true;
+  return r == pid_ ? describe_status(status) : "ended";
+}
+
+std::string WorkerProcess::kill_and_reap() {
+  if (reaped_) return "ended";
+  ::kill(pid_, SIGKILL);
+  return reap();
+}
+
+}  // namespace kiln

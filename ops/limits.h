@@ -1,0 +1,19 @@
+// Limits every template applies to the programs it generates: a config beyond them is an
+// InstantiationError (like AutoTVM's max_unroll), never a build that exhausts the stack or
+// spends seconds in LLVM on a body no faster than a smaller one.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::ops {
+
+// Bytes of one local (stack) buffer: the code generator's cap on Allocate.
+inline constexpr int64_t kMaxLocalBytes = 64 * 1024;
+inline constexpr int64_t kMaxLocalFloats = kMaxLocalBytes / 4;
+
+// Target-width SIMD statements in one fully unrolled block. Register tiles that reach library
+// speed need far fewer (dense: 16-32 FMAs per k step, a few k steps unrolled); beyond this,
+// compile time grows quickly while registers spill.
+inline constexpr int64_t kMaxUnrolledVectorOps = 512;
+
+}  // namespace kiln::ops

@@ -1,0 +1,171 @@
+#include "runner/local_runner.h"
+
+#include <chrono>
+#include <thread>
+
+#include "ops/registry.h"
+
+namespace kiln::runner {
+
+namespace {
+
+enum Request : uint64_t { kPrepare = 1, kRun = 2 };
+
+// Computing a reference is not the kernel's time: preparing gets a generous limit of its own.
+constexpr double kPrepareTimeoutS = 600;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void encode_result(const MeasureResult& m, wire::Writer& w) {
+  w.i64(static_cast<int64_t>(m.error));
+  w.str(m.message);
+  w.f64s(m.costs);
+  w.f64(m.relative_error);
+  w.f64(m.run_seconds);
+  w.f64(m.timestamp);
+}
+
+MeasureResult decode_result(const std::string& bytes) {
+  wire::Reader r(bytes);
+  MeasureResult m;
+  m.error = static_cast<MeasureError>(r.i64());
+  m.message = r.str();
+  m.costs = r.f64s();
+  m.relative_error = r.f64();
+  m.run_seconds = r.f64();
+  m.timestamp = r.f64();
+  if (!r.ok()) {
+    m = MeasureResult{};
+    m.error = MeasureError::kRuntimeDevice;
+    m.message = "malformed reply from the runner process";
+    m.timestamp = unix_now();
+  }
+  return m;
+}
+
+// The child: holds the reference data of the tasks it was asked to prepare and measures the
+// kernels it is sent.
+void serve(const RunnerOptions& options, int request_fd, int response_fd) {
+  ThreadPool pool(options.threads);
+  ReferenceCache references;
+  while (true) {
+    Result<std::string> frame = wire::read_frame(request_fd);
+    if (!frame.ok()) return;
+    wire::Reader r(*frame);
+    uint64_t kind = r.u64();
+    std::string template_name = r.str();
+    Result<ops::Workload> w = ops::Workload::parse(r.str());
+    const ops::Template* tmpl = ops::find_template(template_name);
+    MeasureResult result;
+    if (!tmpl || !w.ok()) {
+      result.error = MeasureError::kRuntimeDevice;
+      result.message = "runner process: unknown task " + template_name;
+    } else if (kind == kPrepare) {
+      references.get(*tmpl, *w, options.measure.input_seed);
+    } else {
+      builder::BuildResult built = builder::BuildResult::decode(r);
+      result = run_built_kernel(built, references.get(*tmpl, *w, options.measure.input_seed),
+                                options.measure, pool, /*timed=*/true);
+    }
+    wire::Writer reply;
+    encode_result(result, reply);
+    if (!wire::write_frame(response_fd, reply.bytes()).ok()) return;
+  }
+}
+
+}  // namespace
+
+LocalRunner::LocalRunner(RunnerOptions options) : options_(std::move(options)) {}
+
+LocalRunner::~LocalRunner() = default;
+
+void LocalRunner::restart_worker() {
+  worker_.reset();
+  prepared_.clear();
+}
+
+std::vector<MeasureResult> LocalRunner::run(const std::vector<builder::MeasureInput>& inputs,
+                                            const std::vector<builder::BuildResult>& builds) {
+  std::vector<MeasureResult> results;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (builds[i].error != MeasureError::kNoError) {
+      MeasureResult m;
+      m.error = builds[i].error;
+      m.message = builds[i].message;
+      m.build_seconds = builds[i].build_seconds;
+      m.timestamp = unix_now();
+      results.push_back(std::move(m));
+      continue;
+    }
+    results.push_back(run_one(inputs[i], builds[i]));
+    results.back().build_seconds = builds[i].build_seconds;
+    if (options_.cooldown_interval_s > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(options_.cooldown_interval_s));
+      cooldown_seconds_ += options_.cooldown_interval_s;
+    }
+  }
+  return results;
+}
+
+MeasureResult LocalRunner::run_one(const builder::MeasureInput& input,
+                                   const builder::BuildResult& build) {
+  auto start = std::chrono::steady_clock::now();
+  auto failure = [&](MeasureError e, std::string message) {
+    MeasureResult m;
+    m.error = e;
+    m.message = std::move(message);
+    m.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m.timestamp = unix_now();
+    return m;
+  };
+  if (!worker_) {
+    RunnerOptions options = options_;
+    auto spawned = WorkerProcess::spawn([options](int in, int out) { serve(options, in, out); });
+    if (!spawned.ok()) {
+      return failure(MeasureError::kRuntimeDevice,
+                     "cannot start the runner process: " + spawned.status().message());
+    }
+    worker_ = std::move(spawned).value();
+  }
+  std::string task = std::string(input.tmpl->name()) + "|" + input.workload.to_string();
+  std::string reply, why;
+  if (!prepared_.count(task)) {
+    wire::Writer prepare;
+    prepare.u64(kPrepare);
+    prepare.str(input.tmpl->name());
+    prepare.str(input.workload.to_string());
+    if (!worker_->send(prepare.bytes()).ok() ||
+        worker_->receive(kPrepareTimeoutS, &reply, &why) != WorkerProcess::Outcome::kReply) {
+      restart_worker();
+      return failure(MeasureError::kRuntimeDevice,
+                     "the runner process failed computing the reference: " + why);
+    }
+    prepared_.insert(task);
+  }
+  wire::Writer request;
+  request.u64(kRun);
+  request.str(input.tmpl->name());
+  request.str(input.workload.to_string());
+  build.encode(request);
+  if (!worker_->send(request.bytes()).ok()) {
+    restart_worker();
+    return failure(MeasureError::kRuntimeDevice, "cannot reach the runner process");
+  }
+  switch (worker_->receive(options_.timeout_s, &reply, &why)) {
+    case WorkerProcess::Outcome::kReply:
+      return decode_result(reply);
+    case WorkerProcess::Outcome::kTimeout:
+      restart_worker();
+      return failure(
+          MeasureError::kRunTimeout,
+          "the kernel ran past the " + std::to_string(options_.timeout_s) + " s timeout");
+    case WorkerProcess::Outcome::kDied:
+      restart_worker();
+      return failure(MeasureError::kRuntimeDevice, "the kernel crashed the runner process: " + why);
+  }
+  return failure(MeasureError::kUnknownError, "unreachable");
+}
+
+}  // namespace kiln::runner

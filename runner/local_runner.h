@@ -1,0 +1,51 @@
+// AutoTVM's LocalRunner, isolated: built kernels run in a supervised child process, one config
+// at a time, with a time limit. A kernel that crashes is RUNTIME_DEVICE, one that runs past the
+// limit RUN_TIMEOUT, one whose output differs from the reference WRONG_ANSWER (checked before
+// any timing counts); the child is replaced after a crash or timeout and the runner itself
+// never dies.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "builder/measure_input.h"
+#include "common/worker_process.h"
+#include "runner/local_measure.h"
+#include "runner/runner.h"
+
+namespace kiln::runner {
+
+struct RunnerOptions {
+  MeasureOptions measure;            // number=4, repeat=3, min_repeat_ms=0, no cache flush
+  double timeout_s = 10;             // per config, as AutoTVM's LocalRunner(timeout=10)
+  double cooldown_interval_s = 0.1;  // sleep after each measured config (AutoTVM's default)
+  int threads = 1;                   // threads of the kernels' parallel loops
+};
+
+class LocalRunner : public Runner {
+ public:
+  explicit LocalRunner(RunnerOptions options = {});
+  ~LocalRunner() override;
+
+  // Measures every input whose build succeeded; inputs whose build failed get that build
+  // error. Result i belongs to input i. Never fails as a whole.
+  std::vector<MeasureResult> run(const std::vector<builder::MeasureInput>& inputs,
+                                 const std::vector<builder::BuildResult>& builds) override;
+
+  const RunnerOptions& options() const { return options_; }
+  // Seconds spent in cooldown sleeps so far (part of run()'s wall time).
+  double cooldown_seconds() const { return cooldown_seconds_; }
+
+ private:
+  MeasureResult run_one(const builder::MeasureInput& input, const builder::BuildResult& build);
+  void restart_worker();
+
+  RunnerOptions options_;
+  std::unique_ptr<WorkerProcess> worker_;
+  std::set<std::string> prepared_;
+  double cooldown_seconds_ = 0;  // reference data the current worker already holds
+};
+
+}  // namespace kiln::runner

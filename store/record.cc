@@ -1,0 +1,62 @@
+#include "store/record.h"
+
+#include <cmath>
+#include <limits>
+
+#include "store/py_json.h"
+
+namespace kiln::store {
+
+const char* error_no_name(int error_no) {
+  static const char* const kNames[] = {"NO_ERROR",       "INSTANTIATION_ERROR", "COMPILE_HOST",
+                                       "COMPILE_DEVICE", "RUNTIME_DEVICE",      "WRONG_ANSWER",
+                                       "BUILD_TIMEOUT",  "RUN_TIMEOUT",         "UNKNOWN_ERROR"};
+  if (error_no < 0 || error_no > kMaxErrorNo) return "INVALID";
+  return kNames[error_no];
+}
+
+double Record::mean_cost() const {
+  if (error_no != kNoError || costs.empty()) return std::numeric_limits<double>::infinity();
+  double sum = 0;
+  for (double c : costs) sum += c;
+  return sum / static_cast<double>(costs.size());
+}
+
+Status validate_record(const Record& r) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("record (task " + r.task_name + ", workload " + r.workload +
+                           ", config " + std::to_string(r.config_index) + "): " + why);
+  };
+  auto finite_non_negative = [](double x) { return std::isfinite(x) && x >= 0; };
+  if (r.target.empty()) return bad("empty target");
+  if (r.task_name.empty()) return bad("empty task name");
+  if (r.workload.empty()) return bad("empty workload");
+  if (r.config_index < 0) return bad("negative config index");
+  for (const std::string* text : {&r.target, &r.task_name, &r.workload}) {
+    if (!is_valid_utf8(*text)) return bad("target, task name and workload must be UTF-8 text");
+  }
+  if (!r.entities.is_array()) {
+    return bad("entities must be a JSON array, got " +
+               r.entities.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  // The entities must be writable as TVM log JSON: UTF-8 strings, finite numbers.
+  if (Result<std::string> text = py_json_dumps(r.entities); !text.ok()) {
+    return bad("entities: " + text.status().message());
+  }
+  if (r.error_no < 0 || r.error_no > kMaxErrorNo) {
+    return bad("error_no " + std::to_string(r.error_no) + " is not a MeasureErrorNo (0..8)");
+  }
+  if (r.error_no == kNoError && r.costs.empty()) return bad("a successful record needs costs");
+  if (r.error_no != kNoError && !r.costs.empty()) {
+    return bad("a failed record (error_no " + std::to_string(r.error_no) + ") must have no costs");
+  }
+  for (double c : r.costs) {
+    if (!finite_non_negative(c)) return bad("cost " + std::to_string(c) + " is not a finite >= 0");
+  }
+  if (!finite_non_negative(r.all_cost)) return bad("all_cost is not a finite number >= 0");
+  if (!finite_non_negative(r.timestamp)) return bad("timestamp is not a finite number >= 0");
+  if (!finite_non_negative(r.flop)) return bad("flop is not a finite number >= 0");
+  return Status::Ok();
+}
+
+}  // namespace kiln::store

@@ -1,0 +1,266 @@
+#include "store/record_store.h"
+
+#include <utility>
+
+#include "store/py_json.h"
+#include "store/schema.h"
+#include "store/sqlite_db.h"
+
+namespace kiln::store {
+
+namespace {
+
+using sqlite::Statement;
+
+// The columns read back into a Record, in this order (row_to_record depends on it).
+constexpr const char* kColumns =
+    "id, target, task_name, workload, config_index, entities, error_no, costs, all_cost, "
+    "timestamp, error_msg, flop, source";
+
+std::string costs_json(const std::vector<double>& costs) {
+  // nlohmann prints doubles with the shortest text that reads back to the same value.
+  return nlohmann::json(costs).dump();
+}
+
+Result<Record> row_to_record(const sqlite::Database& db, const Statement& row) {
+  Record r;
+  r.id = row.column_int(0);
+  r.target = row.column_text(1);
+  r.task_name = row.column_text(2);
+  r.workload = row.column_text(3);
+  r.config_index = row.column_int(4);
+  r.error_no = static_cast<int>(row.column_int(6));
+  r.all_cost = row.column_double(8);
+  r.timestamp = row.column_double(9);
+  r.error_msg = row.column_text(10);
+  r.flop = row.column_double(11);
+  r.source = row.column_text(12);
+  auto corrupt = [&](const char* column) {
+    return InvalidArgument("record store '" + db.path() + "': record " + std::to_string(r.id) +
+                           " has a malformed " + column + " column");
+  };
+  r.entities = nlohmann::json::parse(row.column_text(5), nullptr, /*allow_exceptions=*/false);
+  if (r.entities.is_discarded() || !r.entities.is_array()) return corrupt("entities");
+  nlohmann::json costs =
+      nlohmann::json::parse(row.column_text(7), nullptr, /*allow_exceptions=*/false);
+  if (costs.is_discarded() || !costs.is_array()) return corrupt("costs");
+  for (const auto& c : costs) {
+    if (!c.is_number()) return corrupt("costs");
+    r.costs.push_back(c.get<double>());
+  }
+  return r;
+}
+
+Result<std::vector<Record>> collect(const sqlite::Database& db, Statement& stmt) {
+  std::vector<Record> out;
+  while (true) {
+    KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
+    if (!row) return out;
+    KILN_ASSIGN_OR_RETURN(Record r, row_to_record(db, stmt));
+    out.push_back(std::move(r));
+  }
+}
+
+// " WHERE ..." for a filter, and the values to bind in order.
+struct WhereClause {
+  std::string sql;
+  std::vector<std::string> text_args;  // bound first, in order
+  int64_t after_id = 0;                // bound after the text arguments
+};
+
+WhereClause where_of(const RecordFilter& f) {
+  WhereClause w;
+  std::string sql = " WHERE id > ?";
+  auto add = [&](const char* column, const std::optional<std::string>& value) {
+    if (!value) return;
+    sql += std::string(" AND ") + column + " = ?";
+    w.text_args.push_back(*value);
+  };
+  add("target", f.target);
+  add("task_name", f.task_name);
+  add("workload", f.workload);
+  if (f.only_ok) sql += " AND error_no = 0";
+  w.sql = std::move(sql);
+  w.after_id = f.after_id;
+  return w;
+}
+
+// Binds a WhereClause's values starting at parameter 1; returns the next free parameter index.
+int bind_where(Statement& stmt, const WhereClause& w) {
+  int i = 1;
+  stmt.bind(i++, w.after_id);
+  for (const std::string& v : w.text_args) stmt.bind(i++, v);
+  return i;
+}
+
+}  // namespace
+
+RecordStore::RecordStore(std::unique_ptr<sqlite::Database> db) : db_(std::move(db)) {}
+RecordStore::~RecordStore() = default;
+
+const std::string& RecordStore::path() const { return db_->path(); }
+bool RecordStore::read_only() const { return db_->read_only(); }
+
+Result<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path, bool read_only) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
+                        sqlite::Database::open(path, read_only, kBusyTimeoutMs));
+  if (read_only) {
+    KILN_RETURN_IF_ERROR(check_schema(*db, schema_migrations()));
+    KILN_RETURN_IF_ERROR(db->exec("PRAGMA query_only = 1"));
+  } else {
+    // Migrate first: it refuses another application's database before we change its journal.
+    KILN_RETURN_IF_ERROR(migrate(*db, schema_migrations()));
+    KILN_RETURN_IF_ERROR(db->enable_wal(kBusyTimeoutMs));
+    // See the header: an acknowledged batch must survive a crash, including of the machine.
+    KILN_RETURN_IF_ERROR(db->exec("PRAGMA synchronous = FULL"));
+  }
+  return std::unique_ptr<RecordStore>(new RecordStore(std::move(db)));
+}
+
+Result<int64_t> RecordStore::schema_version() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return db_->query_int("PRAGMA user_version");
+}
+
+Status RecordStore::append(const std::vector<Record>& batch) {
+  if (db_->read_only()) {
+    return InvalidArgument("record store '" + path() + "': opened read-only, cannot append");
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Status s = validate_record(batch[i]);
+    if (!s.ok()) {
+      return InvalidArgument("record store '" + path() + "': batch item " + std::to_string(i) +
+                             ": " + s.message());
+    }
+  }
+  if (batch.empty()) return Status::Ok();
+
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(
+      Statement insert,
+      db_->prepare("INSERT INTO records (target, task_name, workload, config_index, entities, "
+                   "error_no, costs, mean_cost, all_cost, timestamp, error_msg, flop, source) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  // IMMEDIATE: take the write lock up front, so that waiting for another writer happens here
+  // (under busy_timeout) rather than failing midway.
+  KILN_RETURN_IF_ERROR(db_->exec("BEGIN IMMEDIATE"));
+  auto insert_all = [&]() -> Status {
+    for (const Record& r : batch) {
+      insert.reset();
+      insert.bind(1, r.target);
+      insert.bind(2, r.task_name);
+      insert.bind(3, r.workload);
+      insert.bind(4, r.config_index);
+      insert.bind(5, r.entities.dump());  // valid: validate_record checked it
+      insert.bind(6, static_cast<int64_t>(r.error_no));
+      insert.bind(7, costs_json(r.costs));
+      if (r.error_no == kNoError) {
+        insert.bind(8, r.mean_cost());
+      } else {
+        insert.bind_null(8);
+      }
+      insert.bind(9, r.all_cost);
+      insert.bind(10, r.timestamp);
+      insert.bind(11, to_valid_utf8(r.error_msg));
+      insert.bind(12, r.flop);
+      insert.bind(13, to_valid_utf8(r.source));
+      KILN_RETURN_IF_ERROR(insert.run());
+    }
+    return Status::Ok();
+  };
+  Status s = insert_all();
+  if (!s.ok()) {
+    (void)db_->exec("ROLLBACK");
+    return s;
+  }
+  s = db_->exec("COMMIT");
+  if (!s.ok()) (void)db_->exec("ROLLBACK");
+  return s;
+}
+
+Result<std::vector<Record>> RecordStore::records(const RecordFilter& filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  WhereClause w = where_of(filter);
+  std::string sql = std::string("SELECT ") + kColumns + " FROM records" + w.sql + " ORDER BY id";
+  if (filter.limit) sql += " LIMIT ?";
+  KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare(sql));
+  int next = bind_where(stmt, w);
+  if (filter.limit) stmt.bind(next, *filter.limit);
+  return collect(*db_, stmt);
+}
+
+Result<int64_t> RecordStore::count(const RecordFilter& filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  WhereClause w = where_of(filter);
+  KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare("SELECT count(*) FROM records" + w.sql));
+  bind_where(stmt, w);
+  KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
+  return row ? stmt.column_int(0) : 0;
+}
+
+Result<std::optional<Record>> RecordStore::best(const std::string& target,
+                                                const std::string& task_name,
+                                                const std::string& workload) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // The index on (target, task_name, workload, mean_cost) ends with the rowid, so this is one
+  // index seek; "id" breaks ties toward the earliest record.
+  KILN_ASSIGN_OR_RETURN(
+      Statement stmt,
+      db_->prepare(std::string("SELECT ") + kColumns +
+                   " FROM records WHERE target = ? AND task_name = ? AND workload = ? AND "
+                   "error_no = 0 AND mean_cost IS NOT NULL ORDER BY mean_cost, id LIMIT 1"));
+  stmt.bind(1, target);
+  stmt.bind(2, task_name);
+  stmt.bind(3, workload);
+  KILN_ASSIGN_OR_RETURN(std::vector<Record> rows, collect(*db_, stmt));
+  if (rows.empty()) return std::optional<Record>();
+  return std::optional<Record>(std::move(rows.front()));
+}
+
+Result<std::vector<Record>> RecordStore::best_per_workload(
+    const std::optional<std::string>& target) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = std::string("SELECT ") + kColumns +
+                    " FROM (SELECT *, row_number() OVER (PARTITION BY target, task_name, "
+                    "workload ORDER BY mean_cost, id) AS pos FROM records WHERE error_no = 0 "
+                    "AND mean_cost IS NOT NULL" +
+                    (target ? " AND target = ?" : "") + ") WHERE pos = 1 ORDER BY id";
+  KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare(sql));
+  if (target) stmt.bind(1, *target);
+  return collect(*db_, stmt);
+}
+
+Result<std::set<int64_t>> RecordStore::measured_indices(const std::string& target,
+                                                        const std::string& task_name,
+                                                        const std::string& workload) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(
+      Statement stmt,
+      db_->prepare("SELECT DISTINCT config_index FROM records WHERE target = ? AND task_name = ? "
+                   "AND workload = ?"));
+  stmt.bind(1, target);
+  stmt.bind(2, task_name);
+  stmt.bind(3, workload);
+  std::set<int64_t> out;
+  while (true) {
+    KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
+    if (!row) return out;
+    out.insert(stmt.column_int(0));
+  }
+}
+
+Status RecordStore::check_integrity() {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare("PRAGMA integrity_check"));
+  std::string problems;
+  while (true) {
+    KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
+    if (!row) break;
+    std::string line = stmt.column_text(0);
+    if (line != "ok") problems += (problems.empty() ? "" : "; ") + line;
+  }
+  if (problems.empty()) return Status::Ok();
+  return InvalidArgument("record store '" + path() + "': integrity check failed: " + problems);
+}
+
+}  // namespace kiln::store

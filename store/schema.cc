@@ -1,0 +1,151 @@
+#include "store/schema.h"
+
+#include <string>
+
+namespace kiln::store {
+
+namespace {
+
+// Version 1. Records are append-only (DESIGN.md): triggers refuse UPDATE and DELETE so that no
+// tool, not even a hand-typed sqlite3 session, rewrites history by accident. mean_cost is stored
+// (NULL for failures) so that "best" is an index range scan on (target, task, workload, cost).
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE records (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  target TEXT NOT NULL,
+  task_name TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  config_index INTEGER NOT NULL,
+  entities TEXT NOT NULL,
+  error_no INTEGER NOT NULL,
+  costs TEXT NOT NULL,
+  mean_cost REAL,
+  all_cost REAL NOT NULL,
+  timestamp REAL NOT NULL,
+  error_msg TEXT NOT NULL,
+  flop REAL NOT NULL,
+  source TEXT NOT NULL
+);
+CREATE INDEX records_by_workload_cost ON records (target, task_name, workload, mean_cost);
+CREATE TRIGGER records_no_update BEFORE UPDATE ON records
+  BEGIN SELECT RAISE(ABORT, 'kiln records are append-only'); END;
+CREATE TRIGGER records_no_delete BEFORE DELETE ON records
+  BEGIN SELECT RAISE(ABORT, 'kiln records are append-only'); END;
+)sql";
+
+std::string prefix(const sqlite::Database& db) { return "record store '" + db.path() + "': "; }
+
+// Reads (version, application_id, number of user tables).
+struct Identity {
+  int64_t version = 0;
+  int64_t application_id = 0;
+  int64_t tables = 0;
+};
+
+Result<Identity> read_identity(sqlite::Database& db) {
+  Identity id;
+  KILN_ASSIGN_OR_RETURN(id.version, db.query_int("PRAGMA user_version"));
+  KILN_ASSIGN_OR_RETURN(id.application_id, db.query_int("PRAGMA application_id"));
+  KILN_ASSIGN_OR_RETURN(
+      id.tables, db.query_int("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"));
+  return id;
+}
+
+// read_identity as one consistent snapshot (outside any other transaction): without it, a
+// concurrent first open could see the version from before another process's migration and the
+// tables from after it.
+Result<Identity> read_identity_snapshot(sqlite::Database& db) {
+  KILN_RETURN_IF_ERROR(db.exec("BEGIN"));
+  Result<Identity> id = read_identity(db);
+  Status end = db.exec(id.ok() ? "COMMIT" : "ROLLBACK");
+  if (!id.ok()) return id.status();
+  if (!end.ok()) return end;
+  return id;
+}
+
+// Whether the database is kiln's (or empty, so it can become kiln's); the error explains.
+Status check_identity(const sqlite::Database& db, const Identity& id, int latest) {
+  bool fresh = id.version == 0 && id.application_id == 0 && id.tables == 0;
+  if (fresh) return Status::Ok();
+  if (id.application_id != kApplicationId) {
+    return InvalidArgument(prefix(db) +
+                           "not a kiln record store (a SQLite database of another "
+                           "application: application_id " +
+                           std::to_string(id.application_id) + ", " + std::to_string(id.tables) +
+                           " tables)");
+  }
+  if (id.version > latest) {
+    return InvalidArgument(prefix(db) + "written by a newer kiln (schema version " +
+                           std::to_string(id.version) + "; this kiln knows versions up to " +
+                           std::to_string(latest) + "): upgrade kiln to read it");
+  }
+  return Status::Ok();
+}
+
+int last_version(const std::vector<Migration>& migrations) {
+  return migrations.empty() ? 0 : migrations.back().version;
+}
+
+}  // namespace
+
+const std::vector<Migration>& schema_migrations() {
+  static const std::vector<Migration> kMigrations = {
+      {1, "initial schema: records table, best-cost index, append-only triggers", kSchemaV1},
+  };
+  return kMigrations;
+}
+
+int latest_schema_version() { return last_version(schema_migrations()); }
+
+Status migrate(sqlite::Database& db, const std::vector<Migration>& migrations) {
+  const int latest = last_version(migrations);
+  // Fast path without the write lock: most opens find the store up to date.
+  KILN_ASSIGN_OR_RETURN(Identity before, read_identity_snapshot(db));
+  KILN_RETURN_IF_ERROR(check_identity(db, before, latest));
+  if (before.version == latest && before.application_id == kApplicationId) return Status::Ok();
+
+  // IMMEDIATE takes the write lock now, so two processes creating the same store serialize here
+  // and the second re-reads the version the first committed.
+  KILN_RETURN_IF_ERROR(db.exec("BEGIN IMMEDIATE"));
+  auto body = [&]() -> Status {
+    KILN_ASSIGN_OR_RETURN(Identity id, read_identity(db));
+    KILN_RETURN_IF_ERROR(check_identity(db, id, latest));
+    for (const Migration& m : migrations) {
+      if (m.version <= id.version) continue;
+      Status s = db.exec(m.sql);
+      if (!s.ok()) {
+        return Status::Error(s.code(), prefix(db) + "migration to schema version " +
+                                           std::to_string(m.version) + " (" + m.description +
+                                           ") failed: " + s.message());
+      }
+    }
+    // PRAGMA arguments cannot be bound parameters; both values are integers we control.
+    KILN_RETURN_IF_ERROR(db.exec("PRAGMA application_id = " + std::to_string(kApplicationId)));
+    return db.exec("PRAGMA user_version = " + std::to_string(latest));
+  };
+  Status s = body();
+  if (!s.ok()) {
+    (void)db.exec("ROLLBACK");
+    return s;
+  }
+  return db.exec("COMMIT");
+}
+
+Status check_schema(sqlite::Database& db, const std::vector<Migration>& migrations) {
+  const int latest = last_version(migrations);
+  KILN_ASSIGN_OR_RETURN(Identity id, read_identity_snapshot(db));
+  KILN_RETURN_IF_ERROR(check_identity(db, id, latest));
+  if (id.version == 0) {
+    return InvalidArgument(prefix(db) +
+                           "empty file, not yet a kiln record store (a read-only "
+                           "open cannot create one)");
+  }
+  if (id.version < latest) {
+    return InvalidArgument(prefix(db) + "schema version " + std::to_string(id.version) +
+                           " is older than this kiln's " + std::to_string(latest) +
+                           ": open it read-write once to migrate it");
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::store

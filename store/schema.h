@@ -1,0 +1,41 @@
+// The record store's on-disk schema and its migrations (internal to store/).
+//
+// A kiln store is marked by PRAGMA application_id = kApplicationId and versioned by PRAGMA
+// user_version = the number of the last migration applied. Migrations are an append-only, ordered
+// list: migration N turns a version N-1 database into version N. Never edit a released one; add
+// the next.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "store/sqlite_db.h"
+
+namespace kiln::store {
+
+inline constexpr int64_t kApplicationId = 0x6B696C6E;  // "kiln" in ASCII
+
+struct Migration {
+  int version;              // 1, 2, ... without gaps
+  const char* description;  // for error messages
+  const char* sql;          // one or more statements
+};
+
+// kiln's migrations, in order. Version 1 is the initial schema.
+const std::vector<Migration>& schema_migrations();
+// The version this kiln writes: schema_migrations().back().version.
+int latest_schema_version();
+
+// Brings the database to the last version of `migrations`, applying every missing migration and
+// the version bump in ONE write transaction (so a crash leaves the old version intact). Several
+// processes may open the same new file at once: the first migrates, the others see it done.
+// Errors: the file is not a SQLite database, it is another application's database, or it was
+// written by a newer kiln (its version is above the last known one).
+Status migrate(sqlite::Database& db, const std::vector<Migration>& migrations);
+
+// For read-only connections: succeeds only when the database is a kiln store at exactly the last
+// version of `migrations` (a read-only connection cannot migrate).
+Status check_schema(sqlite::Database& db, const std::vector<Migration>& migrations);
+
+}  // namespace kiln::store

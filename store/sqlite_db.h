@@ -1,0 +1,95 @@
+// Thin RAII wrappers over the SQLite C API for the record store (internal to store/): a
+// connection that names its file in every error, and prepared statements. Not thread-safe: the
+// owner serializes access (RecordStore holds a mutex).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace kiln::store::sqlite {
+
+class Database;
+
+// A prepared statement. Bind parameters are 1-based, columns 0-based, as in SQLite.
+class Statement {
+ public:
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  // Binding never fails loudly: a failure is remembered and returned by the next step().
+  void bind(int index, int64_t value);
+  void bind(int index, double value);
+  void bind(int index, std::string_view text);
+  void bind_null(int index);
+
+  // Runs one step: true when a row is available, false when done.
+  Result<bool> step();
+  // Steps to completion, ignoring rows.
+  Status run();
+  // Makes the statement ready to run again with new bindings.
+  void reset();
+
+  int64_t column_int(int col) const;
+  double column_double(int col) const;
+  std::string column_text(int col) const;
+  bool column_is_null(int col) const;
+
+ private:
+  friend class Database;
+  Statement(const Database* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+
+  const Database* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+  int bind_rc_ = 0;  // first failed sqlite3_bind_* code, 0 when all succeeded
+};
+
+class Database {
+ public:
+  // Opens (read_only: an existing file without creating it; otherwise creating it when absent).
+  // Sets a busy timeout so that concurrent writers wait instead of failing.
+  static Result<std::unique_ptr<Database>> open(const std::string& path, bool read_only,
+                                                int busy_timeout_ms);
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  ~Database();
+
+  // Runs one or more SQL statements that return no rows of interest.
+  Status exec(std::string_view sql);
+  Result<Statement> prepare(std::string_view sql);
+  // Runs a statement returning one integer (e.g. "PRAGMA user_version").
+  Result<int64_t> query_int(std::string_view sql);
+
+  // Switches the file to the WAL journal (a no-op when it already uses it). Changing the journal
+  // mode needs every other connection to be idle and SQLite does not wait for that with the busy
+  // handler, so this retries for up to `timeout_ms`. Errors: still busy, or a file system
+  // without WAL support (the mode stays something else).
+  Status enable_wal(int timeout_ms);
+
+  // A failed Status for SQLite result code `rc` naming the file and what was being done:
+  // "record store 'PATH': WHAT: MESSAGE". A file that is not a database or is corrupt gives
+  // kInvalidArgument, other failures kIo.
+  Status error(int rc, std::string_view what) const;
+
+  const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
+
+ private:
+  Database(std::string path, bool read_only, sqlite3* db)
+      : path_(std::move(path)), read_only_(read_only), db_(db) {}
+
+  std::string path_;
+  bool read_only_;
+  sqlite3* db_;
+};
+
+}  // namespace kiln::store::sqlite

@@ -1,0 +1,532 @@
+// The SQLite record store: round trips, filters, best-config queries and AutoTVM's tie rule,
+// schema versioning and migrations, read-only and corrupt files, and multi-process safety
+// (a reader while a writer appends, two writers, a writer killed with SIGKILL mid-batch).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/record_store.h"
+#include "store/schema.h"
+#include "store/sqlite_db.h"
+
+namespace kiln::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory under $TMPDIR, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "kiln_store_test_XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
+
+ private:
+  std::string path_;
+};
+
+Record make_record(const std::string& workload, int64_t index, std::vector<double> costs,
+                   int error_no = 0, const std::string& target = "llvm -mcpu=znver5",
+                   const std::string& task = "dense_pack.x86") {
+  Record r;
+  r.target = target;
+  r.task_name = task;
+  r.workload = workload;
+  r.config_index = index;
+  r.entities = nlohmann::json::array({nlohmann::json::array({"tile_y", "sp", {-1, index + 1}}),
+                                      nlohmann::json::array({"unroll", "ot", index % 2 == 0})});
+  r.error_no = error_no;
+  r.costs = std::move(costs);
+  r.all_cost = 0.5309267044067383;
+  r.timestamp = 1676344759.520081 + static_cast<double>(index);
+  r.error_msg = error_no == 0 ? "" : "it broke";
+  r.flop = 2.0 * 64 * 64 * 64;
+  r.source = "kiln tune";
+  return r;
+}
+
+std::unique_ptr<RecordStore> open_or_die(const std::string& path, bool read_only = false) {
+  auto store = RecordStore::open(path, read_only);
+  EXPECT_TRUE(store.ok()) << store.status().message();
+  return store.ok() ? std::move(store).value() : nullptr;
+}
+
+// Runs SQL on the file directly, bypassing RecordStore; returns SQLite's result code.
+int raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_busy_timeout(db, 5000);
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  return rc;
+}
+
+TEST(RecordStoreTest, AppendedRecordsReadBackExactly) {
+  TempDir dir;
+  auto store = open_or_die(dir.file("r.db"));
+  ASSERT_TRUE(store);
+  std::vector<Record> batch = {make_record("dense:K=64,M=64,N=64", 3, {0.0045656413, 0.0045}),
+                               make_record("dense:K=64,M=64,N=64", 4, {}, 4),
+                               make_record("dense:K=8,M=8,N=8", 5, {1e-7})};
+  batch[0].error_msg = "quotes \" and unicode \xc3\xa9";
+  ASSERT_TRUE(store->append(batch).ok());
+  auto rows = store->records();
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 3u);
+  for (size_t i = 0; i < rows->size(); ++i) {
+    Record expected = batch[i];
+    EXPECT_GT((*rows)[i].id, i == 0 ? 0 : (*rows)[i - 1].id);
+    expected.id = (*rows)[i].id;
+    EXPECT_EQ((*rows)[i], expected) << "record " << i;
+  }
+  EXPECT_DOUBLE_EQ((*rows)[0].mean_cost(), (0.0045656413 + 0.0045) / 2);
+  EXPECT_TRUE(std::isinf((*rows)[1].mean_cost()));
+  EXPECT_TRUE(store->append({}).ok());  // empty batch: no-op
+  EXPECT_EQ(*store->count(), 3);
+}
+
+TEST(RecordStoreTest, FiltersCountAndLimit) {
+  TempDir dir;
+  auto store = open_or_die(dir.file("r.db"));
+  ASSERT_TRUE(store);
+  std::vector<Record> batch;
+  for (int i = 0; i < 10; ++i) {
+    batch.push_back(make_record(i % 2 ? "dense:K=1,M=1,N=1" : "dense:K=2,M=2,N=2", i,
+                                i % 3 == 0 ? std::vector<double>{} : std::vector<double>{0.1 * i},
+                                i % 3 == 0 ? 2 : 0, i < 5 ? "llvm -mcpu=a" : "llvm -mcpu=b"));
+  }
+  ASSERT_TRUE(store->append(batch).ok());
+  RecordFilter f;
+  f.workload = "dense:K=1,M=1,N=1";
+  EXPECT_EQ(*store->count(f), 5);
+  f.only_ok = true;
+  EXPECT_EQ(*store->count(f), 3);  // i = 1, 5, 7 (3 and 9 failed)
+  f.target = "llvm -mcpu=b";
+  EXPECT_EQ(*store->count(f), 2);
+  RecordFilter limited;
+  limited.limit = 4;
+  auto first4 = store->records(limited);
+  ASSERT_EQ(first4->size(), 4u);
+  EXPECT_EQ(first4->back().config_index, 3);
+  limited.after_id = first4->back().id;
+  auto next4 = store->records(limited);
+  ASSERT_EQ(next4->size(), 4u);
+  EXPECT_EQ(next4->front().config_index, 4);
+  EXPECT_EQ(*store->count(limited), 6);  // count ignores the limit
+  RecordFilter none;
+  none.task_name = "no_such_task";
+  EXPECT_TRUE(store->records(none)->empty());
+}
+
+TEST(RecordStoreTest, BestPrefersSmallestMeanAndEarliestOnTies) {
+  TempDir dir;
+  auto store = open_or_die(dir.file("r.db"));
+  ASSERT_TRUE(store);
+  const std::string w = "dense:K=64,M=64,N=64";
+  EXPECT_FALSE(store->best("llvm -mcpu=znver5", "dense_pack.x86", w)->has_value());
+  ASSERT_TRUE(store
+                  ->append({make_record(w, 1, {}, 7),       // failure: never best
+                            make_record(w, 2, {3.0, 1.0}),  // mean 2
+                            make_record(w, 3, {2.0})})      // mean 2, later: loses tie
+                  .ok());
+  auto best = store->best("llvm -mcpu=znver5", "dense_pack.x86", w);
+  ASSERT_TRUE(best.ok() && best->has_value());
+  EXPECT_EQ((*best)->config_index, 2);
+  ASSERT_TRUE(store->append({make_record(w, 4, {1.5})}).ok());  // strictly smaller: wins
+  EXPECT_EQ((*store->best("llvm -mcpu=znver5", "dense_pack.x86", w))->config_index, 4);
+  EXPECT_FALSE(store->best("llvm -mcpu=other", "dense_pack.x86", w)->has_value());
+  EXPECT_FALSE(store->best("llvm -mcpu=znver5", "dense_nopack.x86", w)->has_value());
+}
+
+TEST(RecordStoreTest, BestPerWorkloadGivesOneWinnerPerTaskOrderedById) {
+  TempDir dir;
+  auto store = open_or_die(dir.file("r.db"));
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store
+                  ->append({make_record("dense:K=1,M=1,N=1", 0, {5.0}),
+                            make_record("dense:K=2,M=2,N=2", 1, {1.0}),
+                            make_record("dense:K=1,M=1,N=1", 2, {4.0}),
+                            make_record("dense:K=1,M=1,N=1", 3, {4.0}),
+                            make_record("dense:K=3,M=3,N=3", 4, {}, 1),  // only failures
+                            make_record("dense:K=1,M=1,N=1", 5, {0.5}, 0, "llvm -mcpu=b"),
+                            make_record("dense:K=1,M=1,N=1", 6, {0.5}, 0, "llvm -mcpu=znver5",
+                                        "dense_nopack.x86")})
+                  .ok());
+  auto all = store->best_per_workload();
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  std::vector<int64_t> indices;
+  for (const Record& r : *all) indices.push_back(r.config_index);
+  EXPECT_EQ(indices, (std::vector<int64_t>{1, 2, 5, 6}));
+  auto only_b = store->best_per_workload(std::string("llvm -mcpu=b"));
+  ASSERT_EQ(only_b->size(), 1u);
+  EXPECT_EQ(only_b->front().config_index, 5);
+}
+
+TEST(RecordStoreTest, MeasuredIndicesIncludeFailures) {
+  TempDir dir;
+  auto store = open_or_die(dir.file("r.db"));
+  ASSERT_TRUE(store);
+  const std::string w = "dense:K=64,M=64,N=64";
+  ASSERT_TRUE(store
+                  ->append({make_record(w, 7, {1.0}), make_record(w, 9, {}, 6),
+                            make_record(w, 7, {1.1}), make_record("dense:K=1,M=1,N=1", 8, {1.0})})
+                  .ok());
+  auto got = store->measured_indices("llvm -mcpu=znver5", "dense_pack.x86", w);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, (std::set<int64_t>{7, 9}));
+}
+
+TEST(RecordStoreTest, InvalidRecordRejectsTheWholeBatch) {
+  TempDir dir;
+  auto store = open_or_die(dir.file("r.db"));
+  ASSERT_TRUE(store);
+  std::vector<Record> batch = {make_record("dense:K=1,M=1,N=1", 0, {1.0}),
+                               make_record("dense:K=1,M=1,N=1", 1, {})};  // success, no costs
+  Status s = store->append(batch);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("batch item 1"), std::string::npos) << s.message();
+  batch[1] = make_record("dense:K=1,M=1,N=1", 1, {1.0}, 9);
+  EXPECT_FALSE(store->append(batch).ok());
+  batch[1] = make_record("dense:K=1,M=1,N=1", 1, {std::nan("")});
+  EXPECT_FALSE(store->append(batch).ok());
+  batch[1] = make_record("dense:K=1,M=1,N=1", 1, {1.0});
+  batch[1].entities = "not a list";
+  EXPECT_FALSE(store->append(batch).ok());
+  EXPECT_EQ(*store->count(), 0);
+}
+
+TEST(RecordStoreTest, MessagesWithArbitraryBytesAreStoredAsValidUtf8) {
+  TempDir dir;
+  auto store = open_or_die(dir.file("r.db"));
+  ASSERT_TRUE(store);
+  Record r = make_record("dense:K=1,M=1,N=1", 0, {}, 2);
+  r.error_msg = "ld: \xff\xfe bad \xc3\xa9";
+  ASSERT_TRUE(store->append({r}).ok());
+  EXPECT_EQ(store->records()->front().error_msg, "ld: \xef\xbf\xbd\xef\xbf\xbd bad \xc3\xa9");
+  Record bad_target = make_record("dense:K=1,M=1,N=1", 0, {1.0});
+  bad_target.target = "llvm \xff";
+  EXPECT_FALSE(store->append({bad_target}).ok());
+}
+
+TEST(RecordStoreTest, RecordsCannotBeUpdatedOrDeletedEvenDirectly) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  {
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store->append({make_record("dense:K=1,M=1,N=1", 0, {1.0})}).ok());
+  }
+  EXPECT_NE(raw_exec(path, "UPDATE records SET mean_cost = 0"), SQLITE_OK);
+  EXPECT_NE(raw_exec(path, "DELETE FROM records"), SQLITE_OK);
+  auto store = open_or_die(path);
+  EXPECT_EQ(*store->count(), 1);
+}
+
+TEST(RecordStoreTest, SchemaIsVersionedAndMarked) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  {
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store);
+    EXPECT_EQ(*store->schema_version(), latest_schema_version());
+    EXPECT_EQ(latest_schema_version(), 1);
+  }
+  auto db = sqlite::Database::open(path, true, 1000);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(*(*db)->query_int("PRAGMA application_id"), kApplicationId);
+  EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 1);
+  // Opening again does not re-run migrations (the table exists: it would fail).
+  EXPECT_TRUE(open_or_die(path) != nullptr);
+}
+
+TEST(RecordStoreTest, MigrationsApplyInOrderAndAtomically) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  {
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store->append({make_record("dense:K=1,M=1,N=1", 0, {1.0})}).ok());
+  }
+  std::vector<Migration> next = schema_migrations();
+  next.push_back({2, "test: a new table", "CREATE TABLE extra (x INTEGER);"});
+  next.push_back({3, "test: a new index", "CREATE INDEX extra_x ON extra (x);"});
+  {
+    auto db = sqlite::Database::open(path, false, 1000);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(**db, next).ok());
+    EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 3);
+    EXPECT_EQ(*(*db)->query_int("SELECT count(*) FROM records"), 1);
+    EXPECT_EQ(*(*db)->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'extra_x'"), 1);
+  }
+  // A failing migration leaves the previous version and schema untouched.
+  std::vector<Migration> broken = next;
+  broken.push_back({4, "test: ok part", "CREATE TABLE more (y INTEGER);"});
+  broken.push_back({5, "test: broken", "CREATE TABLE nonsense ("});
+  {
+    auto db = sqlite::Database::open(path, false, 1000);
+    Status s = migrate(**db, broken);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("schema version 5"), std::string::npos) << s.message();
+    EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 3);
+    EXPECT_EQ(*(*db)->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'more'"), 0);
+  }
+  // This kiln (version 1) refuses the version-3 file.
+  auto store = RecordStore::open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find("newer kiln"), std::string::npos)
+      << store.status().message();
+  EXPECT_NE(store.status().message().find(path), std::string::npos);
+  EXPECT_FALSE(RecordStore::open(path, /*read_only=*/true).ok());
+}
+
+TEST(RecordStoreTest, ReadOnlyOpenReadsButDoesNotWriteOrCreate) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  auto missing = RecordStore::open(path, true);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(path), std::string::npos);
+  EXPECT_FALSE(fs::exists(path));
+  {
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store->append({make_record("dense:K=1,M=1,N=1", 0, {1.0})}).ok());
+  }
+  auto ro = open_or_die(path, true);
+  ASSERT_TRUE(ro);
+  EXPECT_TRUE(ro->read_only());
+  EXPECT_EQ(*ro->count(), 1);
+  Status s = ro->append({make_record("dense:K=1,M=1,N=1", 1, {1.0})});
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("read-only"), std::string::npos);
+  EXPECT_TRUE(ro->check_integrity().ok());
+  // An empty file is not a store yet, and a read-only open cannot make it one.
+  std::ofstream(dir.file("empty.db")).close();
+  EXPECT_FALSE(RecordStore::open(dir.file("empty.db"), true).ok());
+}
+
+TEST(RecordStoreTest, NonSqliteAndForeignFilesGiveErrorsNamingTheFile) {
+  TempDir dir;
+  const std::string text = dir.file("notes.txt");
+  {
+    std::ofstream out(text);
+    for (int i = 0; i < 100; ++i) out << "this is a text file, not a database\n";
+  }
+  auto store = RecordStore::open(text);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find(text), std::string::npos) << store.status().message();
+  EXPECT_NE(store.status().message().find("not a SQLite database"), std::string::npos)
+      << store.status().message();
+  EXPECT_FALSE(RecordStore::open(text, true).ok());
+
+  const std::string foreign = dir.file("other.db");
+  ASSERT_EQ(raw_exec(foreign, "CREATE TABLE t (x); INSERT INTO t VALUES (1);"), SQLITE_OK);
+  auto other = RecordStore::open(foreign);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("not a kiln record store"), std::string::npos)
+      << other.status().message();
+  EXPECT_NE(other.status().message().find(foreign), std::string::npos);
+}
+
+TEST(RecordStoreTest, DamagedStoreGivesErrorsNotCrashes) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  {
+    auto store = open_or_die(path);
+    std::vector<Record> batch;
+    for (int i = 0; i < 2000; ++i) batch.push_back(make_record("dense:K=1,M=1,N=1", i, {1.0}));
+    ASSERT_TRUE(store->append(batch).ok());
+  }  // the last connection checkpoints the WAL into the file
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    std::string garbage(3 * 4096, '\x5a');
+    f.seekp(4 * 4096);
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  auto store = RecordStore::open(path);
+  if (!store.ok()) {
+    EXPECT_NE(store.status().message().find(path), std::string::npos);
+    return;
+  }
+  bool any_error = false;
+  for (Status s : {(*store)->check_integrity(), (*store)->records().status()}) {
+    if (!s.ok()) {
+      any_error = true;
+      EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+    }
+  }
+  EXPECT_TRUE(any_error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Several processes.
+
+constexpr int kBatchSize = 10;
+
+std::vector<Record> numbered_batch(int batch_no) {
+  std::vector<Record> batch;
+  for (int i = 0; i < kBatchSize; ++i) {
+    Record r = make_record("dense:K=1,M=1,N=1", batch_no * kBatchSize + i, {1e-3 * (i + 1)});
+    r.source = "batch " + std::to_string(batch_no);
+    batch.push_back(std::move(r));
+  }
+  return batch;
+}
+
+// Fails the test unless every batch in the store is complete.
+void expect_whole_batches(RecordStore& store) {
+  auto rows = store.records();
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  std::map<std::string, int> per_batch;
+  for (const Record& r : *rows) ++per_batch[r.source];
+  for (const auto& [source, n] : per_batch) EXPECT_EQ(n, kBatchSize) << source;
+}
+
+TEST(RecordStoreProcessTest, ReaderSeesOnlyWholeBatchesWhileWriterAppends) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  // SQLite connections must not cross fork(): create the store, close it, then fork.
+  ASSERT_TRUE(open_or_die(path));
+  constexpr int kBatches = 100;
+  pid_t reader = fork();
+  ASSERT_GE(reader, 0);
+  if (reader == 0) {
+    // Child: its own connection. Exit codes: 0 ok, 2 open failed, 3 torn or shrinking read.
+    auto ro = RecordStore::open(path, true);
+    if (!ro.ok()) _exit(2);
+    int64_t last = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+    while (last < kBatches * kBatchSize && std::chrono::steady_clock::now() < deadline) {
+      auto n = (*ro)->count();
+      if (!n.ok() || *n % kBatchSize != 0 || *n < last) _exit(3);
+      last = *n;
+    }
+    _exit(0);
+  }
+  auto writer = open_or_die(path);
+  ASSERT_TRUE(writer);
+  for (int b = 0; b < kBatches; ++b) ASSERT_TRUE(writer->append(numbered_batch(b)).ok());
+  int status = 0;
+  ASSERT_EQ(waitpid(reader, &status, 0), reader);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(writer->check_integrity().ok());
+  EXPECT_EQ(*writer->count(), kBatches * kBatchSize);
+  expect_whole_batches(*writer);
+}
+
+TEST(RecordStoreProcessTest, TwoWritersWaitForEachOther) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  ASSERT_TRUE(open_or_die(path));  // create it, so the children race only on appends
+  constexpr int kBatchesEach = 40;
+  std::vector<pid_t> children;
+  for (int w = 0; w < 2; ++w) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto store = RecordStore::open(path);
+      if (!store.ok()) _exit(2);
+      for (int b = 0; b < kBatchesEach; ++b) {
+        if (!(*store)->append(numbered_batch(w * 1000 + b)).ok()) _exit(3);
+      }
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  auto store = open_or_die(path);
+  EXPECT_TRUE(store->check_integrity().ok());
+  EXPECT_EQ(*store->count(), 2 * kBatchesEach * kBatchSize);
+  expect_whole_batches(*store);
+}
+
+TEST(RecordStoreProcessTest, ProcessesCreatingTheSameNewStoreAtOnceAllSucceed) {
+  TempDir dir;
+  const std::string path = dir.file("new.db");
+  constexpr int kProcesses = 4;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto store = RecordStore::open(path);
+      if (!store.ok()) {
+        std::fprintf(stderr, "%s\n", store.status().message().c_str());
+        _exit(2);
+      }
+      _exit((*store)->append(numbered_batch(p)).ok() ? 0 : 3);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  auto store = open_or_die(path);
+  EXPECT_EQ(*store->schema_version(), latest_schema_version());
+  EXPECT_EQ(*store->count(), kProcesses * kBatchSize);
+  expect_whole_batches(*store);
+}
+
+TEST(RecordStoreProcessTest, WriterKilledMidAppendLeavesOnlyWholeBatches) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  ASSERT_TRUE(open_or_die(path));
+  int64_t seen = 0;
+  for (int round = 0; round < 3; ++round) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto store = RecordStore::open(path);
+      if (!store.ok()) _exit(2);
+      for (int b = round * 100000;; ++b) {
+        if (!(*store)->append(numbered_batch(b)).ok()) _exit(3);
+      }
+    }
+    // Let it commit a few batches, then kill it wherever it is (often inside a transaction).
+    auto reader = open_or_die(path, true);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (*reader->count() < seen + 5 * kBatchSize &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(3 + 7 * round));
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status)) << "the writer stopped by itself: " << status;
+
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store);
+    EXPECT_TRUE(store->check_integrity().ok());
+    int64_t n = *store->count();
+    EXPECT_GT(n, seen);
+    EXPECT_EQ(n % kBatchSize, 0) << "a torn batch after kill -9";
+    expect_whole_batches(*store);
+    seen = n;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::store

@@ -1,0 +1,136 @@
+// The tuning loop with the real builder processes, the isolated runner and a SQLite store.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "builder/build_pool.h"
+#include "ops/registry.h"
+#include "runner/local_runner.h"
+#include "store/record_store.h"
+#include "tests/fault_template.h"
+#include "tuner/tune_loop.h"
+
+namespace kiln {
+namespace {
+
+std::string temp_db(const std::string& name) {
+  std::string path =
+      (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(getpid()) + ".db"))
+          .string();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  return path;
+}
+
+runner::RunnerOptions fast_runner(double timeout_s) {
+  runner::RunnerOptions o;
+  o.measure.time = {.number = 1, .repeat = 1};
+  o.timeout_s = timeout_s;
+  o.cooldown_interval_s = 0;
+  return o;
+}
+
+TEST(Tune, EveryFaultGetsItsErrorCodeAndTheRunFinishes) {
+  const ops::Template& tmpl = testing::fault_template();
+  ops::Workload w = *tmpl.normalize(*ops::Workload::parse("fault:N=64"));
+  ConfigSpace space = tmpl.space(w);
+  std::string path = temp_db("faults");
+  auto db = store::RecordStore::open(path);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  builder::LocalBuildPool builder({2, /*timeout_s=*/3});
+  runner::LocalRunner runner(fast_runner(/*timeout_s=*/3));
+  tuner::GridTuner grid(space);
+  tuner::TuneOptions options;
+  options.n_trial = space.size();
+  builder::Target target = builder::Target::host();
+  auto done = tuner::tune_task(tmpl, w, target, space, grid, builder, runner, **db, options);
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  EXPECT_EQ(done->done, space.size());
+
+  auto records = (*db)->records();
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(static_cast<int64_t>(records->size()), space.size());  // every trial is a row
+  const std::map<std::string, MeasureError> expected = {
+      {"ok", MeasureError::kNoError},
+      {"wrong", MeasureError::kWrongAnswer},
+      {"segfault", MeasureError::kRuntimeDevice},
+      {"hang", MeasureError::kRunTimeout},
+      {"build_crash", MeasureError::kCompileHost},
+      {"build_hang", MeasureError::kBuildTimeout}};
+  std::set<int64_t> indices;
+  for (const store::Record& r : *records) {
+    indices.insert(r.config_index);
+    std::string mode = space.get(r.config_index).other("mode").val.get<std::string>();
+    EXPECT_EQ(r.error_no, static_cast<int>(expected.at(mode))) << mode << ": " << r.error_msg;
+    if (r.error_no == 0) {
+      EXPECT_FALSE(r.costs.empty());
+    } else {
+      EXPECT_FALSE(r.error_msg.empty()) << mode;
+    }
+  }
+  EXPECT_EQ(static_cast<int64_t>(indices.size()), space.size());
+
+  // The pools recovered: a healthy config still measures after all of that.
+  std::vector<builder::MeasureInput> again = {{&tmpl, w, space.get(0), target}};
+  auto results = runner.run(again, builder.build(again));
+  EXPECT_EQ(results[0].error, MeasureError::kNoError) << results[0].message;
+  std::filesystem::remove(path);
+}
+
+TEST(Tune, ResumesFromTheStoreWithoutRemeasuring) {
+  const ops::Template* tmpl = ops::find_template("dense_pack.x86");
+  ops::Workload w = *tmpl->normalize(*ops::Workload::parse("dense:M=16,N=32,K=16"));
+  ConfigSpace space = tmpl->space(w);
+  std::string path = temp_db("resume");
+  auto db = store::RecordStore::open(path);
+  ASSERT_TRUE(db.ok());
+  builder::LocalBuildPool builder({2, 10});
+  runner::LocalRunner runner(fast_runner(10));
+  builder::Target target = builder::Target::host();
+  tuner::TuneOptions options;
+  options.n_trial = 10;
+  {
+    tuner::RandomTuner random(space, 7);
+    auto p = tuner::tune_task(*tmpl, w, target, space, random, builder, runner, **db, options);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->done, 10);
+    EXPECT_EQ(p->resumed, 0);
+  }
+  options.n_trial = 16;
+  tuner::RandomTuner random(space, 7);  // the same seed proposes the same configs first
+  auto p = tuner::tune_task(*tmpl, w, target, space, random, builder, runner, **db, options);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->resumed, 10);
+  EXPECT_EQ(p->done, 16);
+  auto records = (*db)->records();
+  ASSERT_EQ(records->size(), 16u);
+  std::set<int64_t> indices;
+  for (const auto& r : *records) indices.insert(r.config_index);
+  EXPECT_EQ(indices.size(), 16u);  // nothing measured twice
+  std::filesystem::remove(path);
+}
+
+TEST(Tune, TunersAreDeterministicAndNeverRepeat) {
+  const ops::Template* tmpl = ops::find_template("conv2d_NCHWc.x86");
+  ops::Workload w = *tmpl->normalize(
+      *ops::Workload::parse("conv2d:N=1,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3"));
+  ConfigSpace space = tmpl->space(w);
+  tuner::RandomTuner a(space, 42), b(space, 42);
+  std::set<int64_t> seen;
+  for (int i = 0; i < 40; ++i) {
+    auto x = a.next_batch(8), y = b.next_batch(8);
+    EXPECT_EQ(x, y);
+    for (int64_t v : x) EXPECT_TRUE(seen.insert(v).second);
+  }
+  EXPECT_EQ(seen.size(), 308u);  // the whole space, each config once
+  EXPECT_FALSE(a.has_next());
+  EXPECT_TRUE(a.next_batch(4).empty());
+  tuner::GridTuner grid(space);
+  EXPECT_EQ(grid.next_batch(3), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_FALSE(tuner::make_tuner("annealing", space, 0).ok());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,133 @@
+#include "tuner/tune_loop.h"
+
+#include <chrono>
+#include <cmath>
+#include <unordered_set>
+
+namespace kiln::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double flops_of(const store::Record& r) {
+  double cost = r.mean_cost();
+  return r.error_no == 0 && std::isfinite(cost) && cost > 0 ? r.flop / cost : 0.0;
+}
+
+store::Record make_record(const builder::MeasureInput& input, const runner::MeasureResult& m,
+                          double flop, const std::string& source) {
+  store::Record r;
+  r.target = input.target.to_string();
+  r.task_name = std::string(input.tmpl->name());
+  r.workload = input.workload.to_string();
+  r.config_index = input.config.index();
+  r.entities = input.config.to_json()["entity"];
+  r.error_no = static_cast<int>(m.error);
+  if (m.error == MeasureError::kNoError) r.costs = m.costs;
+  r.all_cost = m.build_seconds + m.run_seconds;
+  r.timestamp = m.timestamp;
+  r.error_msg = m.message;
+  r.flop = flop;
+  r.source = source;
+  return r;
+}
+
+}  // namespace
+
+Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& workload,
+                               const builder::Target& target, const ConfigSpace& space,
+                               Tuner& tuner, builder::Builder& builder, runner::Runner& runner,
+                               store::RecordStore& store, const TuneOptions& options,
+                               const std::function<void(const TuneProgress&)>& on_batch) {
+  auto start = Clock::now();
+  TuneProgress p;
+  p.total = std::min<int64_t>(options.n_trial, space.size());
+  double flop = tmpl.flop(workload);
+
+  // Resume: replay what the store already holds for this task.
+  store::RecordFilter filter;
+  filter.target = target.to_string();
+  filter.task_name = std::string(tmpl.name());
+  filter.workload = workload.to_string();
+  KILN_ASSIGN_OR_RETURN(std::vector<store::Record> history, store.records(filter));
+  std::vector<int64_t> indices;
+  std::vector<double> flops;
+  std::unordered_set<int64_t> seen;
+  int64_t best_age_origin = 0;  // trial number of the best, for early stopping
+  for (const store::Record& r : history) {
+    // The same config may be recorded twice (e.g. imported logs); it is one trial.
+    if (!space.is_index_valid(r.config_index) || !seen.insert(r.config_index).second) continue;
+    tuner.mark_visited(r.config_index);
+    indices.push_back(r.config_index);
+    flops.push_back(flops_of(r));
+    if (flops.back() > p.best_flops) {
+      p.best_flops = flops.back();
+      p.best = r;
+      best_age_origin = static_cast<int64_t>(indices.size());
+    }
+  }
+  if (!indices.empty()) tuner.update(indices, flops);
+  p.resumed = p.done = static_cast<int64_t>(indices.size());
+
+  int batch_size = options.batch_size > 0 ? options.batch_size : builder.n_parallel();
+  while (p.done < p.total && tuner.has_next()) {
+    if (options.early_stopping && p.done >= best_age_origin + *options.early_stopping) break;
+    int n = static_cast<int>(std::min<int64_t>(batch_size, p.total - p.done));
+    std::vector<int64_t> batch = tuner.next_batch(n);
+    if (batch.empty()) break;
+    std::vector<builder::MeasureInput> inputs;
+    for (int64_t index : batch) inputs.push_back({&tmpl, workload, space.get(index), target});
+
+    auto phase = Clock::now();
+    std::vector<builder::BuildResult> builds = builder.build(inputs);
+    p.times.build_s += seconds_since(phase);
+    phase = Clock::now();
+    std::vector<runner::MeasureResult> results = runner.run(inputs, builds);
+    p.times.run_s += seconds_since(phase);
+
+    std::vector<store::Record> records;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      records.push_back(make_record(inputs[i], results[i], flop, options.source));
+    }
+    phase = Clock::now();
+    Status committed = store.append(records);
+    p.times.store_s += seconds_since(phase);
+    if (!committed.ok()) {
+      return Status::Error(committed.code(), "cannot commit measurements to " + store.path() +
+                                                 ": " + committed.message());
+    }
+
+    // Committed: now they count.
+    std::vector<double> batch_flops;
+    p.current_flops = 0;
+    for (const store::Record& r : records) {
+      ++p.done;
+      double f = flops_of(r);
+      batch_flops.push_back(f);
+      p.current_flops = std::max(p.current_flops, f);
+      if (r.error_no != 0) {
+        ++p.errors;
+        ++p.consecutive_errors;
+      } else {
+        p.consecutive_errors = 0;
+      }
+      if (f > p.best_flops) {
+        p.best_flops = f;
+        p.best = r;
+        best_age_origin = p.done;
+      }
+    }
+    tuner.update(batch, batch_flops);
+    p.times.wall_s = seconds_since(start);
+    if (on_batch) on_batch(p);
+  }
+  p.times.wall_s = seconds_since(start);
+  return p;
+}
+
+}  // namespace kiln::tuner
