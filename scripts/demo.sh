@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
-# The README's demo: builds, checks and times the fallback config of a few workloads with the
-# embedded defaults (local builder, this machine, one thread).
+# The README's demo, on the embedded defaults: kiln tunes a dense layer end to end (builder
+# processes, an isolated runner checking every kernel against the reference, records in a
+# SQLite file), prints its best config, then measures a conv2d layer's fallback config.
 set -euo pipefail
 kiln=${1:-build/cli/kiln}
-workloads=(
-  "dense:M=1024,N=1024,K=1024"
-  "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"
-  "depthwise_conv2d:N=1,C=32,H=112,W=112,R=3,S=3,stride=1,pad=1"
-  "batch_matmul:B=12,M=128,N=128,K=64"
-)
-for w in "${workloads[@]}"; do
-  "$kiln" measure --workload "$w" --threads 1
-done
+db=${KILN_DEMO_DB:-kiln-demo.db}
+"$kiln" tune --workload dense:M=512,N=512,K=512 --template dense_pack.x86 --trials 64 --db "$db"
+"$kiln" best --db "$db" --workload dense:M=512,N=512,K=512 --template dense_pack.x86
+"$kiln" measure --workload conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1 --threads 1
+echo "records are in $db: try '$kiln export --db $db --format tvm --best-only'"
