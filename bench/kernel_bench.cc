@@ -173,8 +173,14 @@ Best tune(const ops::Workload& raw, const Args& args, const builder::Target& tar
       std::fprintf(stderr, "kernel_bench: %s\n", p.status().message().c_str());
       continue;
     }
+    store::RecordFilter filter;
+    filter.target = target.to_string();
+    filter.task_name = std::string(t->name());
+    filter.workload = w.to_string();
     best.tried += p->done;
-    best.valid += p->done - p->errors;
+    filter.only_ok = true;
+    Result<int64_t> valid = db.count(filter);
+    best.valid += valid.ok() ? *valid : 0;
     if (p->best && p->best_flops > best_flops) {
       best_flops = p->best_flops;
       best.tmpl = t;
@@ -246,8 +252,8 @@ int run(const Args& args) {
                 json_number(kiln_ms).c_str(), json_number(onednn_ms).c_str(),
                 json_number(openblas_ms).c_str(), gflops, json_number(ratio).c_str(),
                 best.tmpl ? std::string(best.tmpl->name()).c_str() : "-",
-                best.tmpl ? best.config.entity_string().c_str() : "", static_cast<long long>(best.valid),
-                static_cast<long long>(best.tried));
+                best.tmpl ? best.config.entity_string().c_str() : "",
+                static_cast<long long>(best.valid), static_cast<long long>(best.tried));
     std::fflush(stdout);
     json_lines.push_back(
         "{\"workload\": \"" + text + "\", \"threads\": " + std::to_string(args.threads) +

@@ -51,8 +51,10 @@ Result<std::string> link_shared_object(std::string_view object) {
   {
     static std::mutex lld_mutex;  // lld's global state allows one link at a time
     std::lock_guard<std::mutex> lock(lld_mutex);
-    const char* args[] = {"ld.lld",   "-shared", "--hash-style=gnu", "-O1",
-                          in.c_str(), "-o",      out.c_str()};
+    // --threads=1: lld's worker threads would not survive fork() into builder processes (a child
+    // of a process that had linked before would wait forever on threads it does not have).
+    const char* args[] = {"ld.lld", "-shared",  "--threads=1", "--hash-style=gnu",
+                          "-O1",    in.c_str(), "-o",          out.c_str()};
     lld::Result r = lld::lldMain(args, log_stream, log_stream, {{lld::Gnu, &lld::elf::link}});
     code = r.retCode;
   }

@@ -14,6 +14,6 @@ inline constexpr int64_t kMaxLocalFloats = kMaxLocalBytes / 4;
 // Target-width SIMD statements in one fully unrolled block. Register tiles that reach library
 // speed need far fewer (dense: 16-32 FMAs per k step, a few k steps unrolled); beyond this,
 // compile time grows quickly while registers spill.
-inline constexpr int64_t kMaxUnrolledVectorOps = 512;
+inline constexpr int64_t kMaxUnrolledVectorOps = 256;
 
 }  // namespace kiln::ops

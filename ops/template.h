@@ -76,6 +76,7 @@ struct ParamSpec {
   std::string key;
   std::optional<int64_t> default_value;
   int64_t min_value = 1;
+  int64_t max_value = int64_t{1} << 24;  // keeps sizes and index arithmetic far from overflow
 };
 
 // Validates `w` against `specs` (unknown, missing, out-of-range keys are errors naming the

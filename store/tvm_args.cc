@@ -1,6 +1,5 @@
 #include "store/tvm_args.h"
 
-#include <concepts>
 #include <string>
 
 #include "ops/registry.h"
@@ -11,11 +10,9 @@ namespace {
 
 using nlohmann::json;
 
-// ---------------------------------------------------------------------------------------------
-// TRANSITIONAL. Template::from_tvm_args(const nlohmann::json&) is being added to ops/template.h.
-// Until it is there, this file inverts the four operators' tvm_args itself (below); once the
-// method exists, `call_from_tvm_args` picks it automatically and the local inverse is dead code
-// to delete (everything between the two TRANSITIONAL markers but the concept dispatch).
+// TVM args -> kiln workload parameters, for the operators kiln has templates for. The inverse
+// of each template's tvm_args(); workload_from_tvm_args checks the round trip, so an arg list
+// this mapping reads wrongly is rejected rather than imported as another workload.
 
 // A TENSOR arg ["TENSOR", [dims...], "float32"] -> its dims.
 Result<std::vector<int64_t>> tensor_dims(const json& arg, size_t rank, const char* what) {
@@ -39,8 +36,7 @@ Result<int64_t> int_at(const json& list, size_t i, const char* what) {
   return list[i].get<int64_t>();
 }
 
-[[maybe_unused]] Result<ops::Workload> local_from_tvm_args(const ops::Template& tmpl,
-                                                           const json& args) {
+Result<ops::Workload> from_tvm_args(const ops::Template& tmpl, const json& args) {
   ops::Workload w;
   w.op = std::string(tmpl.op());
   if (!args.is_array()) return InvalidArgument("args must be a list");
@@ -78,22 +74,6 @@ Result<int64_t> int_at(const json& list, size_t i, const char* what) {
   return InvalidArgument("no mapping from TVM args for operator " + w.op);
 }
 
-template <typename T>
-concept HasFromTvmArgs = requires(const T& t, const json& args) {
-  { t.from_tvm_args(args) } -> std::convertible_to<Result<ops::Workload>>;
-};
-
-template <typename T>
-Result<ops::Workload> call_from_tvm_args(const T& tmpl, const json& args) {
-  if constexpr (HasFromTvmArgs<T>) {
-    return tmpl.from_tvm_args(args);
-  } else {
-    return local_from_tvm_args(tmpl, args);
-  }
-}
-// TRANSITIONAL (end).
-// ---------------------------------------------------------------------------------------------
-
 }  // namespace
 
 Result<const ops::Template*> template_for_task(std::string_view task_name) {
@@ -118,7 +98,7 @@ Result<ops::Workload> normalized_workload(const ops::Template& tmpl, std::string
 
 Result<ops::Workload> workload_from_tvm_args(const ops::Template& tmpl, const json& args) {
   std::string where = std::string(tmpl.name()) + " args " + args.dump() + ": ";
-  Result<ops::Workload> raw = call_from_tvm_args(tmpl, args);
+  Result<ops::Workload> raw = from_tvm_args(tmpl, args);
   if (!raw.ok()) return Status::Error(raw.status().code(), where + raw.status().message());
   Result<ops::Workload> normalized = tmpl.normalize(*raw);
   if (!normalized.ok()) {

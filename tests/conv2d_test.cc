@@ -278,11 +278,11 @@ TEST(Conv2dNchwc, TimedStagesAloneRecomputeTheOutput) {
 
 TEST(Conv2dNchwc, WideBlocksSplitIntoSimdBodiesAndSpillRowsToWorkspace) {
   // oc_bn = 200 lanes: SIMD bodies of 64 + 64 + 64 + 8; a 96 x 200 row does not fit on the stack.
-  Workload w = normalized("conv2d:N=1,C=2,H=2,W=70,K=200,R=1,S=1");
+  Workload w = normalized("conv2d:N=1,C=2,H=2,W=90,K=200,R=1,S=1");
   ConfigSpace space = conv().space(w);
   auto config = space.make_config({{"tile_ic", SplitEntity{{-1, 2}}},
                                    {"tile_oc", SplitEntity{{-1, 200}}},
-                                   {"tile_ow", SplitEntity{{-1, 32}}},
+                                   {"tile_ow", SplitEntity{{-1, 16}}},
                                    {"tile_oh", OtherOptionEntity{1}}});
   ASSERT_TRUE(config.ok()) << config.status().message();
   auto program = conv().instantiate(w, *config, kAvx512);
