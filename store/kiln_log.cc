@@ -65,7 +65,7 @@ Result<ImportedLine> parse_kiln_json(const json& row) {
   KILN_RETURN_IF_ERROR(text("error_msg", &r.error_msg));
   KILN_RETURN_IF_ERROR(number("flop", &r.flop));
   KILN_RETURN_IF_ERROR(text("source", &r.source));
-  if (error_no < 0 || error_no > kMaxErrorNo) {
+  if (error_no < 0 || error_no > kMaxMeasureError) {
     return InvalidArgument("\"error_no\" " + std::to_string(error_no) +
                            " is not a MeasureErrorNo (0..8)");
   }

@@ -8,15 +8,13 @@
 namespace kiln::store {
 
 const char* error_no_name(int error_no) {
-  static const char* const kNames[] = {"NO_ERROR",       "INSTANTIATION_ERROR", "COMPILE_HOST",
-                                       "COMPILE_DEVICE", "RUNTIME_DEVICE",      "WRONG_ANSWER",
-                                       "BUILD_TIMEOUT",  "RUN_TIMEOUT",         "UNKNOWN_ERROR"};
-  if (error_no < 0 || error_no > kMaxErrorNo) return "INVALID";
-  return kNames[error_no];
+  if (error_no < 0 || error_no > kMaxMeasureError) return "INVALID";
+  return measure_error_name(static_cast<MeasureError>(error_no));
 }
 
 double Record::mean_cost() const {
-  if (error_no != kNoError || costs.empty()) return std::numeric_limits<double>::infinity();
+  if (error_no != static_cast<int>(MeasureError::kNoError) || costs.empty())
+    return std::numeric_limits<double>::infinity();
   double sum = 0;
   for (double c : costs) sum += c;
   return sum / static_cast<double>(costs.size());
@@ -43,11 +41,12 @@ Status validate_record(const Record& r) {
   if (Result<std::string> text = py_json_dumps(r.entities); !text.ok()) {
     return bad("entities: " + text.status().message());
   }
-  if (r.error_no < 0 || r.error_no > kMaxErrorNo) {
+  if (r.error_no < 0 || r.error_no > kMaxMeasureError) {
     return bad("error_no " + std::to_string(r.error_no) + " is not a MeasureErrorNo (0..8)");
   }
-  if (r.error_no == kNoError && r.costs.empty()) return bad("a successful record needs costs");
-  if (r.error_no != kNoError && !r.costs.empty()) {
+  if (r.error_no == static_cast<int>(MeasureError::kNoError) && r.costs.empty())
+    return bad("a successful record needs costs");
+  if (r.error_no != static_cast<int>(MeasureError::kNoError) && !r.costs.empty()) {
     return bad("a failed record (error_no " + std::to_string(r.error_no) + ") must have no costs");
   }
   for (double c : r.costs) {

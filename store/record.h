@@ -8,24 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "common/measure_error.h"
 #include "common/status.h"
 
 namespace kiln::store {
 
 // AutoTVM's MeasureErrorNo (autotvm.md §3). The numbers are stored on disk and in TVM logs:
 // do not change them.
-enum MeasureErrorNo : int {
-  kNoError = 0,
-  kInstantiationError = 1,
-  kCompileHost = 2,
-  kCompileDevice = 3,  // never produced by kiln; accepted from TVM logs
-  kRuntimeDevice = 4,
-  kWrongAnswer = 5,
-  kBuildTimeout = 6,
-  kRunTimeout = 7,
-  kUnknownError = 8,
-};
-constexpr int kMaxErrorNo = kUnknownError;
+// Record::error_no holds a MeasureError (common/measure_error.h) as its integer value.
 
 // TVM's name of an error number ("RUNTIME_DEVICE"), or "INVALID" outside 0..8.
 const char* error_no_name(int error_no);

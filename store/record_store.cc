@@ -154,7 +154,7 @@ Status RecordStore::append(const std::vector<Record>& batch) {
       insert.bind(5, r.entities.dump());  // valid: validate_record checked it
       insert.bind(6, static_cast<int64_t>(r.error_no));
       insert.bind(7, costs_json(r.costs));
-      if (r.error_no == kNoError) {
+      if (r.error_no == static_cast<int>(MeasureError::kNoError)) {
         insert.bind(8, r.mean_cost());
       } else {
         insert.bind_null(8);

@@ -18,7 +18,7 @@ Result<std::string> format_tvm_line(std::string_view tvm_target, std::string_vie
   // Build the line as an ordered object so the keys come out in TVM's order, then print it the
   // way Python does (nlohmann's own dump uses "," and ":" without spaces).
   ordered_json result_costs = ordered_json::array();
-  if (error_no == kNoError) {
+  if (error_no == static_cast<int>(MeasureError::kNoError)) {
     for (double c : costs) result_costs.push_back(c);
   } else {
     result_costs.push_back(kTvmFailedCost);
@@ -114,12 +114,12 @@ Result<ImportedLine> parse_tvm_json(const json& row) {
   KILN_ASSIGN_OR_RETURN(int64_t error_no, line::as_int((*result)[1], "result[1] (error_no)"));
   KILN_ASSIGN_OR_RETURN(r.all_cost, line::as_number((*result)[2], "result[2] (all_cost)"));
   KILN_ASSIGN_OR_RETURN(r.timestamp, line::as_number((*result)[3], "result[3] (timestamp)"));
-  if (error_no < 0 || error_no > kMaxErrorNo) {
+  if (error_no < 0 || error_no > kMaxMeasureError) {
     return InvalidArgument("result[1] (error_no) " + std::to_string(error_no) +
                            " is not a MeasureErrorNo (0..8)");
   }
   r.error_no = static_cast<int>(error_no);
-  if (r.error_no == kNoError) {
+  if (r.error_no == static_cast<int>(MeasureError::kNoError)) {
     if (costs.empty()) return InvalidArgument("result[0] (costs) is empty for a success");
     r.costs = std::move(costs);
   } else {

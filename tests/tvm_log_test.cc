@@ -179,7 +179,7 @@ TEST(TvmLineTest, ConvRecordFromTheTemplateIsTheRealLine) {
 
 TEST(TvmLineTest, FailedMeasurementIsWrittenWithTvmsBillionSecondCost) {
   Record r = conv_record();
-  r.error_no = kRuntimeDevice;
+  r.error_no = static_cast<int>(MeasureError::kRuntimeDevice);
   r.costs.clear();
   r.error_msg = "segfault";
   auto line = to_tvm_line(r);
@@ -278,7 +278,7 @@ TEST(TvmLineTest, FailedLineHasNoCostsAndAnExplanation) {
   std::string line = replaced(kDenseLine, "[[2.1e-05], 0,", "[[1000000000.0], 6,");
   auto parsed = parse_tvm_line(line);
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-  EXPECT_EQ(parsed->record.error_no, kBuildTimeout);
+  EXPECT_EQ(parsed->record.error_no, static_cast<int>(MeasureError::kBuildTimeout));
   EXPECT_TRUE(parsed->record.costs.empty());
   EXPECT_NE(parsed->record.error_msg.find("BUILD_TIMEOUT"), std::string::npos);
   EXPECT_EQ(*to_tvm_line(parsed->record), line);
@@ -381,11 +381,12 @@ TEST(KilnLineTest, EveryFieldRoundTrips) {
   EXPECT_EQ(parse_log_line(*text)->record, expected);  // detected as a kiln line
 
   Record failed = r;
-  failed.error_no = kWrongAnswer;
+  failed.error_no = static_cast<int>(MeasureError::kWrongAnswer);
   failed.costs.clear();
   auto failed_text = to_kiln_line(failed);
   ASSERT_TRUE(failed_text.ok());
-  EXPECT_EQ(parse_kiln_line(*failed_text)->record.error_no, kWrongAnswer);
+  EXPECT_EQ(parse_kiln_line(*failed_text)->record.error_no,
+            static_cast<int>(MeasureError::kWrongAnswer));
 }
 
 TEST(KilnLineTest, MalformedKilnLinesGiveReasons) {
@@ -485,7 +486,7 @@ TEST(LogFileTest, ExportBestOnlyAsTvmAndEverythingAsKilnRoundTrips) {
   failed.config_index = 0;
   failed.entities = json::parse(R"([["tile_ic", "sp", [-1, 1]], ["tile_oc", "sp", [-1, 1]],
                                     ["tile_ow", "sp", [-1, 32]], ["unroll_kw", "ot", true]])");
-  failed.error_no = kCompileHost;
+  failed.error_no = static_cast<int>(MeasureError::kCompileHost);
   failed.costs.clear();
   failed.error_msg = "llvm said no";
   Record orphan = conv_record();  // a task this kiln has no template for
