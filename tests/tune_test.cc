@@ -39,8 +39,9 @@ TEST(Tune, EveryFaultGetsItsErrorCodeAndTheRunFinishes) {
   std::string path = temp_db("faults");
   auto db = store::RecordStore::open(path);
   ASSERT_TRUE(db.ok()) << db.status().message();
-  builder::LocalBuildPool builder({2, /*timeout_s=*/3});
-  runner::LocalRunner runner(fast_runner(/*timeout_s=*/3));
+  // Generous limits: an ASan build on a loaded machine takes seconds for a healthy config.
+  builder::LocalBuildPool builder({2, /*timeout_s=*/10});
+  runner::LocalRunner runner(fast_runner(/*timeout_s=*/5));
   tuner::GridTuner grid(space);
   tuner::TuneOptions options;
   options.n_trial = space.size();
