@@ -6,26 +6,14 @@
 #include <cstdio>
 #include <string>
 
+#include "tests/run_kiln.h"
+
 namespace kiln {
 namespace {
 
-struct CommandResult {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
+using testing::CommandResult;
 
-CommandResult kiln(const std::string& args) {
-  std::string command = std::string(KILN_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  CommandResult r{-1, ""};
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+CommandResult kiln(const std::string& args) { return testing::run_kiln(args); }
 
 size_t count_lines(const std::string& s) {
   size_t n = 0;

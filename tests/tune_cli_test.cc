@@ -15,29 +15,16 @@
 #include <thread>
 
 #include "store/record_store.h"
+#include "tests/run_kiln.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int exit_code;
-  std::string output;
-};
+using testing::CommandResult;
 
-CommandResult kiln(const std::string& args) {
-  std::string command = std::string(KILN_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  CommandResult r{-1, ""};
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+CommandResult kiln(const std::string& args) { return testing::run_kiln(args); }
 
 class TuneCli : public ::testing::Test {
  protected:
