@@ -21,3 +21,10 @@ find_package(GTest CONFIG REQUIRED)
 # Peers for the benchmarks only.
 find_package(dnnl CONFIG QUIET)
 find_package(OpenBLAS CONFIG QUIET)
+
+# XGBoost 1.7: its xgboost-config.cmake is broken in Debian 12 (deps.md §2); import by hand.
+find_path(XGBOOST_INCLUDE_DIR xgboost/c_api.h REQUIRED)
+find_library(XGBOOST_LIBRARY NAMES xgboost REQUIRED)
+add_library(xgboost_c SHARED IMPORTED)
+set_target_properties(xgboost_c PROPERTIES IMPORTED_LOCATION ${XGBOOST_LIBRARY}
+                      INTERFACE_INCLUDE_DIRECTORIES ${XGBOOST_INCLUDE_DIR})

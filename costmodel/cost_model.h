@@ -1,0 +1,20 @@
+// What a search strategy needs from a cost model: a score per config of one task, higher meaning
+// faster. Scores only rank configs against each other (a rank model's scores are not
+// throughputs), so a caller compares them and never reads them as FLOP/s.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln::costmodel {
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+
+  // One score per config index of the task's space, in order. A config whose features cannot be
+  // extracted (it does not instantiate) gets the score of an all-zero feature row.
+  virtual std::vector<float> predict(const std::vector<int64_t>& indices) = 0;
+};
+
+}  // namespace kiln::costmodel
