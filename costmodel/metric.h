@@ -3,6 +3,7 @@
 // model-based tuner stops XGBoost's boosting when this stops improving.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -13,7 +14,7 @@ namespace kiln::costmodel {
 // metric.py the count excludes item i itself. Ties in labels are ranked by a stable sort.
 // REQUIRES: predictions.size() == labels.size().
 std::vector<double> recall_curve(const std::vector<float>& predictions,
-                                 const std::vector<float>& labels, size_t max_points = SIZE_MAX);
+                                 const std::vector<float>& labels, std::size_t max_points = SIZE_MAX);
 
 // a-recall@N = sum(recall_curve[:N]) / N, exactly as AutoTVM's xgb_average_recalln_curve_score
 // (so with fewer than N points the missing terms count as 0). Only the first N curve points
