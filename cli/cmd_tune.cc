@@ -101,7 +101,8 @@ Command add_tune_command(CLI::App& app) {
                   "stop when the best config is this many trials old");
   cmd->add_option("--db", o->db, "SQLite record store (created if absent)");
   cmd->add_option("--seed", o->seed, "seed of the tuner's randomness");
-  cmd->add_option("--threads", o->runner.threads, "threads of the kernels' parallel loops")
+  cmd->add_option("--threads", o->runner.threads,
+                  "threads of the kernels' parallel loops (default: one per core)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--n-parallel", o->n_parallel, "builder processes (default: one per core)");
   cmd->add_option("--build-timeout", o->build_timeout_s, "seconds per build");

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "common/random.h"
+
 namespace kiln {
 namespace {
 
@@ -154,20 +156,6 @@ class PySet {
   int64_t fill_ = 0;
   int64_t used_ = 0;
 };
-
-// ---------------------------------------------------------------------------------------------
-// Random numbers. Only raw mt19937_64 output is used, so a seed gives the same sequence with every
-// standard library (std::uniform_int_distribution is implementation-defined).
-
-// Uniform in [0, n). REQUIRES n >= 1.
-uint64_t UniformBelow(std::mt19937_64& rng, uint64_t n) {
-  // Draws below 2^64 mod n would make small residues more likely: redraw them.
-  const uint64_t threshold = (0 - n) % n;
-  while (true) {
-    const uint64_t x = rng();
-    if (x >= threshold) return x % n;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Printing in Python's style.
@@ -950,17 +938,17 @@ Result<ConfigEntity> ConfigSpace::make_config(
 
 int64_t ConfigSpace::random_index(std::mt19937_64& rng) const {
   if (range_length_ == 0) return -1;
-  if (!filter_) return static_cast<int64_t>(UniformBelow(rng, range_length_));
+  if (!filter_) return static_cast<int64_t>(uniform_below(rng, range_length_));
   if (range_length_ <= kMaxFilterCacheRange) {
     const int64_t n = size();
     if (n == 0) return -1;
-    return SelectValid(static_cast<int64_t>(UniformBelow(rng, n)));
+    return SelectValid(static_cast<int64_t>(uniform_below(rng, n)));
   }
   // Too large to cache: rejection sampling. Only after many misses is the (expensive) exact count
   // taken, to tell a sparse space from an empty one.
   for (int64_t tries = 0;; ++tries) {
     if (tries == 4096 && size() == 0) return -1;
-    const int64_t i = static_cast<int64_t>(UniformBelow(rng, range_length_));
+    const int64_t i = static_cast<int64_t>(uniform_below(rng, range_length_));
     if (EvalFilter(i)) return i;
   }
 }
@@ -979,7 +967,7 @@ int64_t ConfigSpace::random_index(std::mt19937_64& rng,
     // after many misses, to tell a sparse remainder from an empty one.
     for (int64_t tries = 0;; ++tries) {
       if (tries == 4096 && remaining() <= 0) return -1;
-      const int64_t i = static_cast<int64_t>(UniformBelow(rng, range_length_));
+      const int64_t i = static_cast<int64_t>(uniform_below(rng, range_length_));
       if (hit(i)) return i;
     }
   }
@@ -987,12 +975,12 @@ int64_t ConfigSpace::random_index(std::mt19937_64& rng,
   if (left <= 0) return -1;
   if (left * 16 >= range_length_) {  // dense: about 16 draws per hit at worst
     while (true) {
-      const int64_t i = static_cast<int64_t>(UniformBelow(rng, range_length_));
+      const int64_t i = static_cast<int64_t>(uniform_below(rng, range_length_));
       if (hit(i)) return i;
     }
   }
   // Sparse: pick the r-th remaining index by scanning, which bounds the cost by the range.
-  int64_t r = static_cast<int64_t>(UniformBelow(rng, left));
+  int64_t r = static_cast<int64_t>(uniform_below(rng, left));
   for (int64_t i = 0; i < range_length_; ++i) {
     if (hit(i) && r-- == 0) return i;
   }
@@ -1023,8 +1011,8 @@ int64_t ConfigSpace::random_walk(int64_t index, std::mt19937_64& rng) const {
       if (auto r = stuck()) return *r;
       return random_index(rng, {index});
     }
-    const size_t from = UniformBelow(rng, d.size());
-    knob[from] = static_cast<int64_t>(UniformBelow(rng, d[from]));
+    const size_t from = uniform_below(rng, d.size());
+    knob[from] = static_cast<int64_t>(uniform_below(rng, d[from]));
     point = knob2point(knob);
   }
   return point;
@@ -1043,7 +1031,7 @@ std::vector<int64_t> ConfigSpace::sample_ints(int64_t m, std::mt19937_64& rng) c
       if (is_index_valid(i)) valid.push_back(i);
     }
     for (int64_t i = 0; i < m; ++i) {
-      const int64_t j = i + static_cast<int64_t>(UniformBelow(rng, n - i));
+      const int64_t j = i + static_cast<int64_t>(uniform_below(rng, n - i));
       std::swap(valid[i], valid[j]);
     }
     valid.resize(m);

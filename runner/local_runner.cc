@@ -48,7 +48,7 @@ MeasureResult decode_result(const std::string& bytes) {
 // The child: holds the reference data of the tasks it was asked to prepare and measures the
 // kernels it is sent.
 void serve(const RunnerOptions& options, int request_fd, int response_fd) {
-  ThreadPool pool(options.threads);
+  ThreadPool pool(options.resolved_threads());
   ReferenceCache references;
   while (true) {
     Result<std::string> frame = wire::read_frame(request_fd);
@@ -76,6 +76,10 @@ void serve(const RunnerOptions& options, int request_fd, int response_fd) {
 }
 
 }  // namespace
+
+int RunnerOptions::resolved_threads() const {
+  return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 LocalRunner::LocalRunner(RunnerOptions options) : options_(std::move(options)) {}
 

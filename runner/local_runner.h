@@ -21,7 +21,10 @@ struct RunnerOptions {
   MeasureOptions measure;            // number=4, repeat=3, min_repeat_ms=0, no cache flush
   double timeout_s = 10;             // per config, as AutoTVM's LocalRunner(timeout=10)
   double cooldown_interval_s = 0.1;  // sleep after each measured config (AutoTVM's default)
-  int threads = 1;                   // threads of the kernels' parallel loops
+  // Threads of the kernels' parallel loops; 0 means one per hardware thread, as TVM's runtime
+  // runs AutoTVM's measurements on all cores.
+  int threads = 0;
+  int resolved_threads() const;
 };
 
 class LocalRunner : public Runner {

@@ -34,7 +34,8 @@ class Tuner {
 
   // Marks a config as already measured (resuming from a record store).
   void mark_visited(int64_t index) { visited_.insert(index); }
-  bool has_next() const { return static_cast<int64_t>(visited_.size()) < space_.size(); }
+  // Whether next_batch can still propose something.
+  virtual bool has_next() const { return static_cast<int64_t>(visited_.size()) < space_.size(); }
   int64_t visited() const { return static_cast<int64_t>(visited_.size()); }
 
  protected:
