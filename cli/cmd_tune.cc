@@ -10,7 +10,9 @@
 #include "cli/common.h"
 #include "runner/local_runner.h"
 #include "store/record_store.h"
+#include "tuner/make_tuner.h"
 #include "tuner/tune_loop.h"
+#include "tuner/xgb_tuner.h"
 
 namespace kiln::cli {
 
@@ -18,7 +20,8 @@ namespace {
 
 struct TuneCommandOptions {
   TaskOptions task;
-  std::string tuner = "random";
+  std::string tuner = "xgb";
+  bool no_transfer = false;
   int64_t trials = 1000;
   std::optional<int64_t> early_stopping;
   std::string db = "kiln.db";
@@ -88,13 +91,40 @@ void print_summary(const Task& task, const tuner::TuneProgress& p,
   }
 }
 
+// Transfer learning: the records of the template's other workloads train the cost model's base
+// model (AutoTVM's load_history), when there are enough of them.
+void transfer(tuner::XgbTuner& model_tuner, const Task& task, store::RecordStore& db) {
+  store::RecordFilter filter;
+  filter.task_name = std::string(task.tmpl->name());
+  std::vector<store::Record> others;
+  for (store::Record& r : value_or_exit(db.records(filter))) {
+    if (r.workload != task.workload.to_string()) others.push_back(std::move(r));
+  }
+  if (others.empty()) return;
+  Result<tuner::TransferReport> report = model_tuner.transfer_from(others);
+  if (!report.ok()) {
+    std::printf("transfer learning skipped: %s\n", report.status().message().c_str());
+  } else if (report->used) {
+    std::printf("transfer learning: base model from %lld records of other %s workloads (%.2f s)\n",
+                static_cast<long long>(report->usable), std::string(task.tmpl->name()).c_str(),
+                report->seconds);
+  } else {
+    std::printf(
+        "transfer learning: only %lld usable records of other %s workloads (500 needed); "
+        "starting from scratch\n",
+        static_cast<long long>(report->usable), std::string(task.tmpl->name()).c_str());
+  }
+}
+
 }  // namespace
 
 Command add_tune_command(CLI::App& app) {
   auto o = std::make_shared<TuneCommandOptions>();
   CLI::App* cmd = app.add_subcommand("tune", "tune a workload's schedule, recording every trial");
   add_task_options(cmd, &o->task);
-  cmd->add_option("--tuner", o->tuner, "random | grid");
+  cmd->add_option("--tuner", o->tuner, tuner::tuner_names() + " (default: xgb)");
+  cmd->add_flag("--no-transfer", o->no_transfer,
+                "do not start the cost model from records of other workloads of the template");
   cmd->add_option("--trials", o->trials, "trials per template (records already in the db count)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--early-stopping", o->early_stopping,
@@ -126,8 +156,12 @@ Command add_tune_command(CLI::App& app) {
     for (size_t i = 0; i < tasks.size(); ++i) {
       const Task& task = tasks[i];
       ConfigSpace space = task.tmpl->space(task.workload);
-      std::unique_ptr<tuner::Tuner> search =
-          value_or_exit(tuner::make_tuner(o->tuner, space, o->seed));
+      std::unique_ptr<tuner::Tuner> search = value_or_exit(tuner::make_tuner(
+          o->tuner, {*task.tmpl, task.workload, space, {target.simd_lanes()}}, o->seed));
+      if (auto* model_tuner = dynamic_cast<tuner::XgbTuner*>(search.get());
+          model_tuner && !o->no_transfer) {
+        transfer(*model_tuner, task, *db);
+      }
       char prefix[256];
       std::snprintf(prefix, sizeof prefix, "[Task %2zu/%2zu] %s", i + 1, tasks.size(),
                     std::string(task.tmpl->name()).c_str());

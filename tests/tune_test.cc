@@ -11,6 +11,7 @@
 #include "runner/local_runner.h"
 #include "store/record_store.h"
 #include "tests/fault_template.h"
+#include "tuner/make_tuner.h"
 #include "tuner/tune_loop.h"
 
 namespace kiln {
@@ -130,7 +131,7 @@ TEST(Tune, TunersAreDeterministicAndNeverRepeat) {
   EXPECT_TRUE(a.next_batch(4).empty());
   tuner::GridTuner grid(space);
   EXPECT_EQ(grid.next_batch(3), (std::vector<int64_t>{0, 1, 2}));
-  EXPECT_FALSE(tuner::make_tuner("annealing", space, 0).ok());
+  EXPECT_FALSE(tuner::make_tuner("annealing", {*tmpl, w, space, {}}, 0).ok());
 }
 
 }  // namespace

@@ -24,11 +24,4 @@ std::vector<int64_t> GridTuner::next_batch(int n) {
   return out;
 }
 
-Result<std::unique_ptr<Tuner>> make_tuner(const std::string& name, const ConfigSpace& space,
-                                          uint64_t seed) {
-  if (name == "random") return std::unique_ptr<Tuner>(new RandomTuner(space, seed));
-  if (name == "grid") return std::unique_ptr<Tuner>(new GridTuner(space));
-  return InvalidArgument("unknown tuner '" + name + "' (known: random, grid)");
-}
-
 }  // namespace kiln::tuner

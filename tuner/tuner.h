@@ -63,8 +63,4 @@ class GridTuner : public Tuner {
   int64_t cursor_ = 0;
 };
 
-// The tuner called `name` ("random", "grid"); kInvalidArgument naming the known ones otherwise.
-Result<std::unique_ptr<Tuner>> make_tuner(const std::string& name, const ConfigSpace& space,
-                                          uint64_t seed);
-
 }  // namespace kiln::tuner

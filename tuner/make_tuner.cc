@@ -1,0 +1,45 @@
+#include "tuner/make_tuner.h"
+
+#include "tuner/ga_tuner.h"
+#include "tuner/xgb_tuner.h"
+
+namespace kiln::tuner {
+
+namespace {
+
+struct XgbVariant {
+  const char* name;
+  costmodel::FeatureType features;
+  costmodel::LossType loss;
+};
+
+constexpr XgbVariant kXgbVariants[] = {
+    {"xgb", costmodel::FeatureType::kItervar, costmodel::LossType::kRank},
+    {"xgb-knob", costmodel::FeatureType::kKnob, costmodel::LossType::kRank},
+    {"xgb-curve", costmodel::FeatureType::kCurve, costmodel::LossType::kRank},
+    {"xgb-reg", costmodel::FeatureType::kItervar, costmodel::LossType::kReg},
+};
+
+}  // namespace
+
+std::string tuner_names() {
+  std::string names;
+  for (const XgbVariant& v : kXgbVariants) names += std::string(v.name) + " | ";
+  return names + "ga | random | grid";
+}
+
+Result<std::unique_ptr<Tuner>> make_tuner(const std::string& name, const TaskRef& task,
+                                          uint64_t seed) {
+  for (const XgbVariant& v : kXgbVariants) {
+    if (name == v.name) {
+      return std::unique_ptr<Tuner>(new XgbTuner(task.tmpl, task.workload, task.space, task.target,
+                                                 v.features, v.loss, seed));
+    }
+  }
+  if (name == "ga") return std::unique_ptr<Tuner>(new GaTuner(task.space, {}, seed));
+  if (name == "random") return std::unique_ptr<Tuner>(new RandomTuner(task.space, seed));
+  if (name == "grid") return std::unique_ptr<Tuner>(new GridTuner(task.space));
+  return InvalidArgument("unknown tuner '" + name + "' (known: " + tuner_names() + ")");
+}
+
+}  // namespace kiln::tuner
