@@ -49,7 +49,7 @@ std::vector<int64_t> run(tuner::Tuner& t, const ConfigSpace& space, int trials,
 TEST(XgbTuner, LearnsASyntheticOptimumAndIsDeterministic) {
   DenseTask task("dense:M=64,N=256,K=64");
   auto make = [&](uint64_t seed) {
-    return *tuner::make_tuner("xgb", {*task.tmpl, task.workload, task.space, {}}, seed);
+    return tuner::make_tuner("xgb", {*task.tmpl, task.workload, task.space, {}}, seed).value();
   };
   auto a = make(1), b = make(1);
   double best_model = 0;
@@ -65,8 +65,8 @@ TEST(XgbTuner, LearnsASyntheticOptimumAndIsDeterministic) {
 
 TEST(XgbTuner, EveryConfigFailingOrNanTimingsNeitherCrashNorStall) {
   DenseTask task("dense:M=32,N=64,K=32");
-  for (double bad : {0.0, std::nan(""), INFINITY}) {
-    auto t = *tuner::make_tuner("xgb", {*task.tmpl, task.workload, task.space, {}}, 3);
+  for (double bad : {0.0, std::nan(""), HUGE_VAL}) {
+    auto t = tuner::make_tuner("xgb", {*task.tmpl, task.workload, task.space, {}}, 3).value();
     std::set<int64_t> seen;
     for (int round = 0; round < 40 && t->has_next(); ++round) {
       std::vector<int64_t> b = t->next_batch(8);
@@ -94,7 +94,7 @@ TEST(XgbTuner, TransferNeedsEnoughRecordsThenPlansTheFirstTrials) {
   }
   tuner::XgbTuner few(*target.tmpl, target.workload, target.space, {},
                       costmodel::FeatureType::kItervar, costmodel::LossType::kRank, 5);
-  auto none = few.transfer_from({records.begin(), records.begin() + 100});
+  auto none = few.transfer_from(std::vector<store::Record>(records.begin(), records.begin() + 100));
   ASSERT_TRUE(none.ok()) << none.status().message();
   EXPECT_FALSE(none->used);
   EXPECT_EQ(none->usable, 100);
