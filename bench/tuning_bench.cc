@@ -1,7 +1,7 @@
 // Tuning-efficiency benchmark: how fast each search strategy finds good configs.
 //
 //   tuning_bench [--random-trials 1000] [--model-trials 300] [--tuners xgb,xgb-knob,xgb-curve]
-//                [--only SUBSTRING] [--seed 1] [--db-dir DIR]
+//                [--only SUBSTRING] [--seed 1] [--db-dir DIR] [--no-transfer]
 //
 // For a fixed set of tasks (dense_pack 1024^3, the four ResNet-18 conv layers of the kernel
 // benchmark, one depthwise layer) it runs random search for --random-trials trials and each
@@ -10,7 +10,8 @@
 // 25/50/100/200/300 trials as a fraction of the random search's best after all its trials,
 // then the geometric mean over the tasks, and each model tuner's own overhead (feature
 // extraction + fitting + SA, i.e. wall time outside build, run and store) as a share of its
-// wall time.
+// wall time. Then, unless --no-transfer or --only, the transfer-learning experiment: conv 128@28
+// tuned by xgb starting from the xgb records of conv 64@56 and 256@14, against xgb without them.
 //
 // Each tuner records into its own SQLite file in --db-dir (default: a fresh temporary
 // directory), so a rerun with the same --db-dir resumes instead of re-measuring; the overhead
@@ -37,6 +38,7 @@
 #include "tuner/make_tuner.h"
 #include "tuner/model_based_tuner.h"
 #include "tuner/tune_loop.h"
+#include "tuner/xgb_tuner.h"
 
 namespace kiln::bench {
 namespace {
@@ -48,6 +50,7 @@ struct Args {
   std::string only;
   uint64_t seed = 1;
   std::string db_dir;
+  bool transfer = true;  // run the transfer experiment (needs the whole task set and xgb)
 };
 
 struct BenchTask {
@@ -82,14 +85,17 @@ double at(const std::vector<double>& curve, int64_t trials) {
   return curve[std::min<size_t>(curve.size(), static_cast<size_t>(trials)) - 1];
 }
 
+// Tunes `bt` with `tuner_name` into <db-dir>/<db_name or tuner_name>.db. With `transfer`
+// records, the xgb tuner first learns a base model from them (kiln tune's transfer learning).
 RunResult tune(const BenchTask& bt, const std::string& tuner_name, int64_t trials, const Args& args,
-               builder::Builder& builder, runner::Runner& runner) {
+               builder::Builder& builder, runner::Runner& runner, const std::string& db_name = "",
+               const std::vector<store::Record>* transfer = nullptr) {
   RunResult out;
   const ops::Template* tmpl = ops::find_template(bt.template_name);
   ops::Workload w = *tmpl->normalize(*ops::Workload::parse(bt.workload));
   ConfigSpace space = tmpl->space(w);
   builder::Target target = builder::Target::host();
-  std::string path = args.db_dir + "/" + tuner_name + ".db";
+  std::string path = args.db_dir + "/" + (db_name.empty() ? tuner_name : db_name) + ".db";
   auto db = store::RecordStore::open(path);
   if (!db.ok()) {
     std::fprintf(stderr, "tuning_bench: %s\n", db.status().message().c_str());
@@ -99,6 +105,16 @@ RunResult tune(const BenchTask& bt, const std::string& tuner_name, int64_t trial
   if (!search.ok()) {
     std::fprintf(stderr, "tuning_bench: %s\n", search.status().message().c_str());
     std::exit(2);
+  }
+  if (transfer) {
+    auto* model_tuner = dynamic_cast<tuner::XgbTuner*>(search->get());
+    auto report = model_tuner ? model_tuner->transfer_from(*transfer)
+                              : Result<tuner::TransferReport>(InvalidArgument("not an xgb tuner"));
+    if (!report.ok() || !report->used) {
+      std::fprintf(stderr, "tuning_bench: transfer learning did not happen: %s\n",
+                   report.ok() ? "too few records" : report.status().message().c_str());
+      std::exit(1);
+    }
   }
   tuner::TuneOptions options;
   options.n_trial = trials;
@@ -127,6 +143,45 @@ RunResult tune(const BenchTask& bt, const std::string& tuner_name, int64_t trial
     out.best_so_far.push_back(best / 1e9);
   }
   return out;
+}
+
+// Transfer learning: conv 128@28 tuned by xgb after conv 64@56 and 256@14 are in the store,
+// against the same tuner without transfer (the main run's records).
+void transfer_experiment(const Args& args, builder::Builder& builder, runner::Runner& runner) {
+  const BenchTask& target = kTasks[2];
+  auto db = store::RecordStore::open(args.db_dir + "/xgb.db");
+  if (!db.ok()) return;
+  std::vector<store::Record> sources;
+  for (const BenchTask* source : {&kTasks[1], &kTasks[3]}) {
+    const ops::Template* tmpl = ops::find_template(source->template_name);
+    store::RecordFilter filter;
+    filter.task_name = source->template_name;
+    filter.workload = tmpl->normalize(*ops::Workload::parse(source->workload))->to_string();
+    auto records = (*db)->records(filter);
+    if (records.ok()) sources.insert(sources.end(), records->begin(), records->end());
+  }
+  RunResult cold = tune(target, "xgb", args.model_trials, args, builder, runner);
+  RunResult warm =
+      tune(target, "xgb", args.model_trials, args, builder, runner, "xgb-transfer", &sources);
+  double goal = at(cold.best_so_far, args.model_trials);
+  auto trials_to_reach = [&](const std::vector<double>& curve) -> long long {
+    for (size_t i = 0; i < curve.size(); ++i) {
+      if (curve[i] >= goal) return static_cast<long long>(i + 1);
+    }
+    return -1;
+  };
+  std::printf("\ntransfer: %s with xgb, base model from %zu records of conv 64@56 and 256@14\n",
+              target.label, sources.size());
+  std::printf("  %-14s", "run");
+  for (int64_t k : kCheckpoints) std::printf(" %8lld", static_cast<long long>(k));
+  std::printf("   GFLOPS; trials to reach the no-transfer %lld-trial best (%.1f)\n",
+              static_cast<long long>(args.model_trials), goal);
+  for (const auto& [name, r] :
+       {std::pair<const char*, const RunResult&>{"no transfer", cold}, {"transfer", warm}}) {
+    std::printf("  %-14s", name);
+    for (int64_t k : kCheckpoints) std::printf(" %8.1f", at(r.best_so_far, k));
+    std::printf("   %lld\n", trials_to_reach(r.best_so_far));
+  }
 }
 
 int run(const Args& args) {
@@ -174,6 +229,9 @@ int run(const Args& args) {
       }
       std::printf("\n");
     }
+  }
+  if (args.transfer && tasks == static_cast<int>(std::size(kTasks))) {
+    transfer_experiment(args, builder, runner);
   }
   if (tasks == 0) {
     std::fprintf(stderr, "tuning_bench: no task matches --only %s\n", args.only.c_str());
@@ -230,10 +288,12 @@ int main(int argc, char** argv) {
       args.seed = std::stoull(next());
     else if (a == "--db-dir")
       args.db_dir = next();
+    else if (a == "--no-transfer")
+      args.transfer = false;
     else {
       std::fprintf(stderr,
                    "usage: tuning_bench [--random-trials N] [--model-trials N] [--tuners A,B] "
-                   "[--only TEXT] [--seed S] [--db-dir DIR]\n");
+                   "[--only TEXT] [--seed S] [--db-dir DIR] [--no-transfer]\n");
       return 2;
     }
   }
