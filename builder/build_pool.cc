@@ -1,6 +1,7 @@
 #include "builder/build_pool.h"
 
 #include <poll.h>
+#include <signal.h>
 
 #include <chrono>
 #include <map>
@@ -87,70 +88,106 @@ Result<WorkerProcess*> LocalBuildPool::worker(size_t slot) {
 }
 
 std::vector<BuildResult> LocalBuildPool::build(const std::vector<MeasureInput>& inputs) {
-  std::vector<BuildResult> results(inputs.size());
-  struct Job {
-    size_t input;
-    Clock::time_point started;
-  };
-  std::map<size_t, Job> busy;  // worker slot -> job
-  size_t next = 0, done = 0;
-  auto fail = [&](size_t input, MeasureError e, std::string message, double seconds) {
-    results[input].error = e;
-    results[input].message = std::move(message);
-    results[input].build_seconds = seconds;
-    ++done;
-  };
-  while (done < inputs.size()) {
-    // Hand inputs to idle workers.
-    for (size_t slot = 0; slot < workers_.size() && next < inputs.size(); ++slot) {
-      if (busy.count(slot)) continue;
-      size_t input = next++;
-      Result<WorkerProcess*> w = worker(slot);
-      Status sent = w.ok() ? (*w)->send(encode_request(inputs[input])) : w.status();
-      if (!sent.ok()) {
-        workers_[slot].reset();
-        fail(input, MeasureError::kCompileHost, "cannot reach a builder worker: " + sent.message(),
-             0);
-        continue;
-      }
-      busy[slot] = {input, Clock::now()};
+  start(inputs);
+  return finish();
+}
+
+void LocalBuildPool::fail(size_t input, MeasureError e, std::string message, double seconds) {
+  results_[input].error = e;
+  results_[input].message = std::move(message);
+  results_[input].build_seconds = seconds;
+  ++done_;
+}
+
+double LocalBuildPool::paused_seconds() const {
+  double current =
+      paused_ ? std::chrono::duration<double>(Clock::now() - pause_started_).count() : 0.0;
+  return paused_total_s_ + current;
+}
+
+double LocalBuildPool::elapsed_s(const Job& job) const {
+  return std::chrono::duration<double>(Clock::now() - job.started).count() -
+         (paused_seconds() - job.paused_before_s);
+}
+
+void LocalBuildPool::start(const std::vector<MeasureInput>& inputs) {
+  inputs_ = inputs;
+  results_.assign(inputs.size(), BuildResult{});
+  busy_.clear();
+  next_ = done_ = 0;
+  dispatch();
+}
+
+void LocalBuildPool::dispatch() {
+  for (size_t slot = 0; slot < workers_.size() && next_ < inputs_.size(); ++slot) {
+    if (busy_.count(slot)) continue;
+    size_t input = next_++;
+    Result<WorkerProcess*> w = worker(slot);
+    Status sent = w.ok() ? (*w)->send(encode_request(inputs_[input])) : w.status();
+    if (!sent.ok()) {
+      workers_[slot].reset();
+      fail(input, MeasureError::kCompileHost, "cannot reach a builder worker: " + sent.message(),
+           0);
+      continue;
     }
-    if (busy.empty()) continue;
+    busy_[slot] = {input, Clock::now(), paused_seconds()};
+  }
+}
+
+std::vector<BuildResult> LocalBuildPool::finish() {
+  resume();
+  while (done_ < inputs_.size()) {
+    dispatch();
+    if (busy_.empty()) continue;
     // Wait for a reply or the earliest deadline.
     std::vector<pollfd> fds;
     std::vector<size_t> slots;
     double wait_s = timeout_s_;
-    for (const auto& [slot, job] : busy) {
+    for (const auto& [slot, job] : busy_) {
       fds.push_back({workers_[slot]->response_fd(), POLLIN, 0});
       slots.push_back(slot);
-      double elapsed = std::chrono::duration<double>(Clock::now() - job.started).count();
-      wait_s = std::min(wait_s, timeout_s_ - elapsed);
+      wait_s = std::min(wait_s, timeout_s_ - elapsed_s(job));
     }
     poll(fds.data(), fds.size(), std::max(0, static_cast<int>(wait_s * 1000) + 1));
     for (size_t i = 0; i < fds.size(); ++i) {
       size_t slot = slots[i];
-      Job job = busy[slot];
-      double elapsed = std::chrono::duration<double>(Clock::now() - job.started).count();
+      Job job = busy_[slot];
+      double elapsed = elapsed_s(job);
       if (fds[i].revents != 0) {
         std::string reply, why;
         if (workers_[slot]->read_ready(&reply, &why) == WorkerProcess::Outcome::kReply) {
           wire::Reader r(reply);
-          results[job.input] = BuildResult::decode(r);
-          ++done;
+          results_[job.input] = BuildResult::decode(r);
+          ++done_;
         } else {
           workers_[slot].reset();
           fail(job.input, MeasureError::kCompileHost, "the builder worker died: " + why, elapsed);
         }
-        busy.erase(slot);
+        busy_.erase(slot);
       } else if (elapsed >= timeout_s_) {
         workers_[slot].reset();  // kills it; a fresh worker takes its place on the next input
         fail(job.input, MeasureError::kBuildTimeout,
              "build exceeded the " + std::to_string(timeout_s_) + " s timeout", timeout_s_);
-        busy.erase(slot);
+        busy_.erase(slot);
       }
     }
   }
-  return results;
+  inputs_.clear();
+  return std::move(results_);
+}
+
+void LocalBuildPool::pause() {
+  if (paused_ || busy_.empty()) return;
+  for (const auto& [slot, job] : busy_) ::kill(workers_[slot]->pid(), SIGSTOP);
+  paused_ = true;
+  pause_started_ = Clock::now();
+}
+
+void LocalBuildPool::resume() {
+  if (!paused_) return;
+  for (const auto& [slot, job] : busy_) ::kill(workers_[slot]->pid(), SIGCONT);
+  paused_total_s_ += std::chrono::duration<double>(Clock::now() - pause_started_).count();
+  paused_ = false;
 }
 
 }  // namespace kiln::builder

@@ -4,6 +4,8 @@
 // the worker is killed and replaced either way.
 #pragma once
 
+#include <chrono>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -30,12 +32,39 @@ class LocalBuildPool : public Builder {
 
   int n_parallel() const override { return n_parallel_; }
 
+  // start() hands each input to an idle worker (the rest in finish()); the workers compile in
+  // their own processes while the caller does something else.
+  void start(const std::vector<MeasureInput>& inputs) override;
+  std::vector<BuildResult> finish() override;
+  // Stops (SIGSTOP) / continues (SIGCONT) the workers that are building; their build clocks
+  // stand still meanwhile. finish() resumes a paused pool before waiting.
+  void pause() override;
+  void resume() override;
+
  private:
+  struct Job {
+    size_t input;
+    std::chrono::steady_clock::time_point started;
+    double paused_before_s;  // paused_seconds() when the job started
+  };
+
   Result<WorkerProcess*> worker(size_t slot);
+  void dispatch();                         // hands pending inputs to idle workers
+  double paused_seconds() const;           // total time paused so far, the current pause included
+  double elapsed_s(const Job& job) const;  // the job's build time, pauses excluded
+  void fail(size_t input, MeasureError e, std::string message, double seconds);
 
   int n_parallel_;
   double timeout_s_;
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
+  // The batch in flight.
+  std::vector<MeasureInput> inputs_;
+  std::vector<BuildResult> results_;
+  std::map<size_t, Job> busy_;  // worker slot -> job
+  size_t next_ = 0, done_ = 0;
+  bool paused_ = false;
+  std::chrono::steady_clock::time_point pause_started_;
+  double paused_total_s_ = 0;
 };
 
 }  // namespace kiln::builder

@@ -153,6 +153,12 @@ MeasureResult LocalRunner::run_one(const builder::MeasureInput& input,
   request.str(input.tmpl->name());
   request.str(input.workload.to_string());
   build.encode(request);
+  // The kernel is checked and timed from here until its reply: the cores are its alone.
+  before_kernel();
+  struct AfterKernel {
+    const LocalRunner* runner;
+    ~AfterKernel() { runner->after_kernel(); }
+  } after_kernel_guard{this};
   if (!worker_->send(request.bytes()).ok()) {
     restart_worker();
     return failure(MeasureError::kRuntimeDevice, "cannot reach the runner process");

@@ -100,6 +100,20 @@ TEST_F(TuneCli, KilledMidRunThenResumedLosesAndDuplicatesNothing) {
   for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i], before[i]);  // nothing lost
 }
 
+TEST_F(TuneCli, EveryTunerRunsAndAnUnknownOneIsNamed) {
+  for (const char* tuner : {"xgb-knob", "xgb-curve", "xgb-reg", "ga", "grid", "random"}) {
+    std::string db = path(std::string(tuner) + ".db");
+    CommandResult r = kiln(std::string(kTune) + " --trials 12 --no-transfer --tuner " + tuner +
+                           " --db " + db);
+    EXPECT_EQ(r.exit_code, 0) << tuner << ": " << r.output;
+    EXPECT_EQ(count_records(db), 12) << tuner;
+  }
+  CommandResult bad = kiln(std::string(kTune) + " --tuner annealing --db " + path("bad.db"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("unknown tuner 'annealing'"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("xgb"), std::string::npos) << bad.output;
+}
+
 TEST_F(TuneCli, ExportTvmImportBackSameBest) {
   std::string db = path("a.db");
   CommandResult r = kiln(std::string(kTune) + " --trials 12 --db " + db);

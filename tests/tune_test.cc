@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "builder/build_pool.h"
 #include "ops/registry.h"
@@ -112,6 +113,53 @@ TEST(Tune, ResumesFromTheStoreWithoutRemeasuring) {
   for (const auto& r : *records) indices.insert(r.config_index);
   EXPECT_EQ(indices.size(), 16u);  // nothing measured twice
   std::filesystem::remove(path);
+}
+
+TEST(Tune, PipelinedAndSequentialRunsMeasureTheSameConfigs) {
+  const ops::Template* tmpl = ops::find_template("dense_pack.x86");
+  ops::Workload w = *tmpl->normalize(*ops::Workload::parse("dense:M=16,N=32,K=16"));
+  ConfigSpace space = tmpl->space(w);
+  builder::LocalBuildPool builder({2, 10});
+  runner::LocalRunner runner(fast_runner(10));
+  builder::Target target = builder::Target::host();
+  std::vector<std::vector<int64_t>> sequences;
+  for (bool pipeline : {true, false}) {
+    std::string path = temp_db(pipeline ? "pipelined" : "sequential");
+    auto db = store::RecordStore::open(path);
+    ASSERT_TRUE(db.ok());
+    tuner::RandomTuner random(space, 3);
+    tuner::TuneOptions options;
+    options.n_trial = 13;  // not a multiple of the batch size
+    options.pipeline = pipeline;
+    auto p = tuner::tune_task(*tmpl, w, target, space, random, builder, runner, **db, options);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(p->done, 13);
+    auto records = (*db)->records();
+    ASSERT_TRUE(records.ok());
+    std::vector<int64_t> sequence;
+    for (const store::Record& r : *records) sequence.push_back(r.config_index);
+    sequences.push_back(sequence);
+    std::filesystem::remove(path);
+  }
+  EXPECT_EQ(sequences[0], sequences[1]);
+  EXPECT_EQ(sequences[0].size(), 13u);
+}
+
+TEST(Tune, PausedBuildTimeDoesNotCountTowardTheBuildTimeout) {
+  const ops::Template* tmpl = ops::find_template("dense_pack.x86");
+  ops::Workload w = *tmpl->normalize(*ops::Workload::parse("dense:M=16,N=32,K=16"));
+  ConfigSpace space = tmpl->space(w);
+  builder::LocalBuildPool builder({1, /*timeout_s=*/2.0});
+  std::vector<builder::MeasureInput> inputs = {{tmpl, w, space.get(0), builder::Target::host()}};
+  builder.build(inputs);  // starts the worker, so that the paused build is the only cost
+  builder.start(inputs);
+  builder.pause();
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  builder.resume();
+  builder.pause();  // finish() resumes a paused pool itself
+  std::vector<builder::BuildResult> built = builder.finish();
+  ASSERT_EQ(built.size(), 1u);
+  EXPECT_EQ(built[0].error, MeasureError::kNoError) << built[0].message;
 }
 
 TEST(Tune, TunersAreDeterministicAndNeverRepeat) {

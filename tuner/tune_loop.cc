@@ -75,17 +75,40 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   p.resumed = p.done = static_cast<int64_t>(indices.size());
 
   int batch_size = options.batch_size > 0 ? options.batch_size : builder.n_parallel();
-  while (p.done < p.total && tuner.has_next()) {
-    if (options.early_stopping && p.done >= best_age_origin + *options.early_stopping) break;
-    int n = static_cast<int>(std::min<int64_t>(batch_size, p.total - p.done));
-    std::vector<int64_t> batch = tuner.next_batch(n);
-    if (batch.empty()) break;
+  auto stop_early = [&] {
+    return options.early_stopping && p.done >= best_age_origin + *options.early_stopping;
+  };
+  // The next batch: up to batch_size configs of what is left once `in_flight` trials count.
+  auto propose = [&](int64_t in_flight) {
     std::vector<builder::MeasureInput> inputs;
-    for (int64_t index : batch) inputs.push_back({&tmpl, workload, space.get(index), target});
+    int64_t left = p.total - p.done - in_flight;
+    if (left <= 0 || !tuner.has_next() || stop_early()) return inputs;
+    for (int64_t index : tuner.next_batch(static_cast<int>(std::min<int64_t>(batch_size, left)))) {
+      inputs.push_back({&tmpl, workload, space.get(index), target});
+    }
+    return inputs;
+  };
+  // Pipelining: when the tuner can propose without the pending results, the next batch builds
+  // while this one is measured; the builders are stopped whenever a kernel runs, so they only
+  // use the runner's cooldowns and the loop's own pauses.
+  const bool pipeline = options.pipeline && tuner.proposes_ahead();
+  if (pipeline) runner.set_kernel_hooks([&] { builder.pause(); }, [&] { builder.resume(); });
+  struct ClearHooks {
+    runner::Runner& runner;
+    ~ClearHooks() { runner.set_kernel_hooks({}, {}); }
+  } clear_hooks{runner};
 
+  std::vector<builder::MeasureInput> inputs = propose(0);
+  if (!inputs.empty()) builder.start(inputs);
+  while (!inputs.empty()) {
     auto phase = Clock::now();
-    std::vector<builder::BuildResult> builds = builder.build(inputs);
+    std::vector<builder::BuildResult> builds = builder.finish();
     p.times.build_s += seconds_since(phase);
+    std::vector<builder::MeasureInput> next;
+    if (pipeline) {
+      next = propose(static_cast<int64_t>(inputs.size()));
+      if (!next.empty()) builder.start(next);
+    }
     phase = Clock::now();
     std::vector<runner::MeasureResult> results = runner.run(inputs, builds);
     p.times.run_s += seconds_since(phase);
@@ -98,15 +121,18 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     Status committed = store.append(records);
     p.times.store_s += seconds_since(phase);
     if (!committed.ok()) {
+      if (!next.empty()) builder.finish();
       return Status::Error(committed.code(), "cannot commit measurements to " + store.path() +
                                                  ": " + committed.message());
     }
 
     // Committed: now they count.
+    std::vector<int64_t> batch;
     std::vector<double> batch_flops;
     p.current_flops = 0;
     for (const store::Record& r : records) {
       ++p.done;
+      batch.push_back(r.config_index);
       double f = flops_of(r);
       batch_flops.push_back(f);
       p.current_flops = std::max(p.current_flops, f);
@@ -125,6 +151,15 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     tuner.update(batch, batch_flops);
     p.times.wall_s = seconds_since(start);
     if (on_batch) on_batch(p);
+
+    if (!pipeline) {
+      next = propose(0);
+      if (!next.empty()) builder.start(next);
+    } else if (!next.empty() && stop_early()) {
+      builder.finish();  // built ahead but not wanted any more: never measured, never recorded
+      next.clear();
+    }
+    inputs = std::move(next);
   }
   p.times.wall_s = seconds_since(start);
   return p;

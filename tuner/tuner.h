@@ -32,6 +32,10 @@ class Tuner {
     (void)flops;
   }
 
+  // True when next_batch does not depend on the results of batches still being measured, so
+  // the tuning loop may ask for the next batch early and build it meanwhile.
+  virtual bool proposes_ahead() const { return false; }
+
   // Marks a config as already measured (resuming from a record store).
   void mark_visited(int64_t index) { visited_.insert(index); }
   // Whether next_batch can still propose something.
@@ -48,6 +52,7 @@ class RandomTuner : public Tuner {
  public:
   RandomTuner(const ConfigSpace& space, uint64_t seed) : Tuner(space), rng_(seed) {}
   std::vector<int64_t> next_batch(int n) override;
+  bool proposes_ahead() const override { return true; }
 
  private:
   std::mt19937_64 rng_;
@@ -58,6 +63,7 @@ class GridTuner : public Tuner {
  public:
   explicit GridTuner(const ConfigSpace& space) : Tuner(space) {}
   std::vector<int64_t> next_batch(int n) override;
+  bool proposes_ahead() const override { return true; }
 
  private:
   int64_t cursor_ = 0;
