@@ -22,6 +22,7 @@ struct TuneCommandOptions {
   TaskOptions task;
   std::string tuner = "xgb";
   bool no_transfer = false;
+  tuner::TunerSettings tuner_settings;
   int64_t trials = 1000;
   std::optional<int64_t> early_stopping;
   std::string db = "kiln.db";
@@ -123,6 +124,9 @@ Command add_tune_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("tune", "tune a workload's schedule, recording every trial");
   add_task_options(cmd, &o->task);
   cmd->add_option("--tuner", o->tuner, tuner::tuner_names() + " (default: xgb)");
+  cmd->add_option("--plan-size", o->tuner_settings.plan_size,
+                  "xgb tuners: trials per plan, the model is refit after each (default: 32)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-transfer", o->no_transfer,
                 "do not start the cost model from records of other workloads of the template");
   cmd->add_option("--trials", o->trials, "trials per template (records already in the db count)")
@@ -156,8 +160,9 @@ Command add_tune_command(CLI::App& app) {
     for (size_t i = 0; i < tasks.size(); ++i) {
       const Task& task = tasks[i];
       ConfigSpace space = task.tmpl->space(task.workload);
-      std::unique_ptr<tuner::Tuner> search = value_or_exit(tuner::make_tuner(
-          o->tuner, {*task.tmpl, task.workload, space, {target.simd_lanes()}}, o->seed));
+      std::unique_ptr<tuner::Tuner> search = value_or_exit(
+          tuner::make_tuner(o->tuner, {*task.tmpl, task.workload, space, {target.simd_lanes()}},
+                            o->seed, o->tuner_settings));
       if (auto* model_tuner = dynamic_cast<tuner::XgbTuner*>(search.get());
           model_tuner && !o->no_transfer) {
         transfer(*model_tuner, task, *db);

@@ -29,11 +29,14 @@ std::string tuner_names() {
 }
 
 Result<std::unique_ptr<Tuner>> make_tuner(const std::string& name, const TaskRef& task,
-                                          uint64_t seed) {
+                                          uint64_t seed, const TunerSettings& settings) {
+  if (settings.plan_size < 1) return InvalidArgument("the plan size must be at least 1");
   for (const XgbVariant& v : kXgbVariants) {
     if (name == v.name) {
+      ModelTunerOptions options;
+      options.plan_size = settings.plan_size;
       return std::unique_ptr<Tuner>(new XgbTuner(task.tmpl, task.workload, task.space, task.target,
-                                                 v.features, v.loss, seed));
+                                                 v.features, v.loss, seed, options));
     }
   }
   if (name == "ga") return std::unique_ptr<Tuner>(new GaTuner(task.space, {}, seed));
