@@ -59,6 +59,8 @@ bool GaTuner::has_next() const {
   return visited() - pending < space_.size();
 }
 
+bool GaTuner::can_propose_ahead(int64_t) const { return !started_ || trial_pt_ < genes_.size(); }
+
 void GaTuner::update(const std::vector<int64_t>& indices, const std::vector<double>& flops) {
   for (size_t i = 0; i < indices.size(); ++i) {
     scores_[indices[i]] = std::isfinite(flops[i]) && flops[i] > 0 ? flops[i] : 0.0;

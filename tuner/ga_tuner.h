@@ -32,6 +32,9 @@ class GaTuner : public Tuner {
   // Genes are marked visited when bred, before they are proposed: the unproposed rest of the
   // generation still counts as something to propose.
   bool has_next() const override;
+  // While genes of the generation are still to be proposed, pending results cannot complete
+  // it, so they cannot trigger the breeding that changes what comes next.
+  bool can_propose_ahead(int64_t pending) const override;
 
   // The current generation's config indices (for tests).
   const std::vector<int64_t>& generation() const { return genes_; }

@@ -70,6 +70,11 @@ void ModelBasedTuner::update(const std::vector<int64_t>& indices,
   }
 }
 
+bool ModelBasedTuner::can_propose_ahead(int64_t pending) const {
+  return static_cast<int64_t>(xs_.size()) + pending <
+         static_cast<int64_t>(options_.plan_size) * (train_ct_ + 1);
+}
+
 void ModelBasedTuner::plan_from_model() {
   if (trials_.empty()) replan();
 }

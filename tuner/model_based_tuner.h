@@ -48,6 +48,9 @@ class ModelBasedTuner : public Tuner {
 
   std::vector<int64_t> next_batch(int n) override;
   void update(const std::vector<int64_t>& indices, const std::vector<double>& flops) override;
+  // Unless their update would refit the model (and re-plan), pending results change nothing
+  // that next_batch reads.
+  bool can_propose_ahead(int64_t pending) const override;
 
   // Plans the first trials with the model as it is (e.g. a transfer-learned base model), as
   // AutoTVM's load_history does when no plan exists yet. No-op once a plan exists.

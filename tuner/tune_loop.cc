@@ -88,11 +88,12 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     }
     return inputs;
   };
-  // Pipelining: when the tuner can propose without the pending results, the next batch builds
-  // while this one is measured; the builders are stopped whenever a kernel runs, so they only
-  // use the runner's cooldowns and the loop's own pauses.
-  const bool pipeline = options.pipeline && tuner.proposes_ahead();
-  if (pipeline) runner.set_kernel_hooks([&] { builder.pause(); }, [&] { builder.resume(); });
+  // Pipelining: whenever the tuner can propose without the pending results, the next batch
+  // builds while this one is measured; the builders are stopped whenever a kernel runs, so they
+  // only use the runner's cooldowns and the loop's own pauses.
+  if (options.pipeline) {
+    runner.set_kernel_hooks([&] { builder.pause(); }, [&] { builder.resume(); });
+  }
   struct ClearHooks {
     runner::Runner& runner;
     ~ClearHooks() { runner.set_kernel_hooks({}, {}); }
@@ -105,6 +106,8 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     std::vector<builder::BuildResult> builds = builder.finish();
     p.times.build_s += seconds_since(phase);
     std::vector<builder::MeasureInput> next;
+    const bool pipeline =
+        options.pipeline && tuner.can_propose_ahead(static_cast<int64_t>(inputs.size()));
     if (pipeline) {
       next = propose(static_cast<int64_t>(inputs.size()));
       if (!next.empty()) builder.start(next);

@@ -22,8 +22,8 @@ struct TuneOptions {
   std::optional<int64_t> early_stopping;  // stop when the best is this many trials old
   int batch_size = 0;                     // configs per batch; 0 means builder.n_parallel()
   std::string source = "kiln tune";       // written to each record
-  // Build the next batch while this one is measured, when the tuner allows it (random, grid);
-  // the builders are stopped while kernels run.
+  // Build the next batch while this one is measured whenever the tuner can propose it without
+  // this one's results (Tuner::can_propose_ahead); the builders are stopped while kernels run.
   bool pipeline = true;
 };
 

@@ -32,9 +32,13 @@ class Tuner {
     (void)flops;
   }
 
-  // True when next_batch does not depend on the results of batches still being measured, so
-  // the tuning loop may ask for the next batch early and build it meanwhile.
-  virtual bool proposes_ahead() const { return false; }
+  // True when the next next_batch() returns the same configs whether or not the results of
+  // the `pending` configs proposed last (not yet passed to update()) are known first, so the
+  // tuning loop may ask for it early and build it while they are measured.
+  virtual bool can_propose_ahead(int64_t pending) const {
+    (void)pending;
+    return false;
+  }
 
   // Marks a config as already measured (resuming from a record store).
   void mark_visited(int64_t index) { visited_.insert(index); }
@@ -52,7 +56,7 @@ class RandomTuner : public Tuner {
  public:
   RandomTuner(const ConfigSpace& space, uint64_t seed) : Tuner(space), rng_(seed) {}
   std::vector<int64_t> next_batch(int n) override;
-  bool proposes_ahead() const override { return true; }
+  bool can_propose_ahead(int64_t) const override { return true; }
 
  private:
   std::mt19937_64 rng_;
@@ -63,7 +67,7 @@ class GridTuner : public Tuner {
  public:
   explicit GridTuner(const ConfigSpace& space) : Tuner(space) {}
   std::vector<int64_t> next_batch(int n) override;
-  bool proposes_ahead() const override { return true; }
+  bool can_propose_ahead(int64_t) const override { return true; }
 
  private:
   int64_t cursor_ = 0;
