@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/status.h"
+
 namespace kiln::costmodel {
 
 class CostModel {
@@ -15,6 +17,16 @@ class CostModel {
   // One score per config index of the task's space, in order. A config whose features cannot be
   // extracted (it does not instantiate) gets the score of an all-zero feature row.
   virtual std::vector<float> predict(const std::vector<int64_t>& indices) = 0;
+};
+
+// A cost model that learns from measurements (what the model-based tuner refits after each
+// plan; XgbCostModel implements it).
+class TrainableModel : public CostModel {
+ public:
+  // Refits on every measurement so far: flops[i] is the throughput of config indices[i], 0 for
+  // a failure. On error the previous model stays in place.
+  virtual Status fit(const std::vector<int64_t>& indices, const std::vector<double>& flops,
+                     int plan_size) = 0;
 };
 
 }  // namespace kiln::costmodel

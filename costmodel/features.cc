@@ -118,6 +118,39 @@ Result<std::vector<float>> extract_features(const ops::Template& tmpl,
   return out;
 }
 
+std::vector<std::vector<float>> extract_features_parallel(const ops::Template& tmpl,
+                                                          const std::vector<FeatureQuery>& queries,
+                                                          const ops::TargetInfo& target,
+                                                          FeatureType type, int num_threads) {
+  std::vector<std::vector<float>> rows(queries.size());
+  auto work = [&](size_t i) {
+    Result<std::vector<float>> row =
+        extract_features(tmpl, *queries[i].workload, queries[i].config, target, type);
+    // A failed config keeps its empty row, as AutoTVM caches None for it.
+    if (row.ok()) rows[i] = std::move(row).value();
+  };
+  const int threads = num_threads > 0
+                          ? num_threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const size_t workers = std::min(queries.size(), static_cast<size_t>(threads));
+  if (workers <= 1) {
+    for (size_t i = 0; i < queries.size(); ++i) work(i);
+    return rows;
+  }
+  // Configs cost very different amounts (a config's IR grows with its unrolling), so workers
+  // take one query at a time rather than a fixed share.
+  std::atomic<size_t> next{0};
+  auto loop = [&] {
+    for (size_t i = next.fetch_add(1); i < queries.size(); i = next.fetch_add(1)) work(i);
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(workers - 1);
+  for (size_t t = 0; t + 1 < workers; ++t) pool.emplace_back(loop);
+  loop();
+  for (std::thread& t : pool) t.join();
+  return rows;
+}
+
 FeatureExtractor::FeatureExtractor(const ops::Template& tmpl, ops::Workload workload,
                                    const ConfigSpace& space, ops::TargetInfo target,
                                    FeatureType type, int num_threads)
@@ -144,29 +177,11 @@ std::vector<std::vector<float>> FeatureExtractor::extract(const std::vector<int6
   }
 
   if (!missing.empty()) {
-    std::vector<std::vector<float>> rows(missing.size());
-    auto work = [&](size_t i) {
-      Result<std::vector<float>> row =
-          extract_features(tmpl_, workload_, space_.get(missing[i]), target_, type_);
-      // A failed config keeps its empty row, as AutoTVM caches None for it.
-      if (row.ok()) rows[i] = std::move(row).value();
-    };
-    const size_t workers = std::min(missing.size(), static_cast<size_t>(num_threads_));
-    if (workers <= 1) {
-      for (size_t i = 0; i < missing.size(); ++i) work(i);
-    } else {
-      // Configs cost very different amounts (a config's IR grows with its unrolling), so
-      // workers take one index at a time rather than a fixed share.
-      std::atomic<size_t> next{0};
-      auto loop = [&] {
-        for (size_t i = next.fetch_add(1); i < missing.size(); i = next.fetch_add(1)) work(i);
-      };
-      std::vector<std::thread> threads;
-      threads.reserve(workers - 1);
-      for (size_t t = 0; t + 1 < workers; ++t) threads.emplace_back(loop);
-      loop();
-      for (std::thread& t : threads) t.join();
-    }
+    std::vector<FeatureQuery> queries;
+    queries.reserve(missing.size());
+    for (int64_t index : missing) queries.push_back({&workload_, space_.get(index)});
+    std::vector<std::vector<float>> rows =
+        extract_features_parallel(tmpl_, queries, target_, type_, num_threads_);
     for (size_t i = 0; i < missing.size(); ++i) cache_[missing[i]] = std::move(rows[i]);
   }
 

@@ -43,6 +43,20 @@ Result<std::vector<float>> extract_features(const ops::Template& tmpl,
                                             const ConfigEntity& config,
                                             const ops::TargetInfo& target, FeatureType type);
 
+// One config of some workload of a template, for extract_features_parallel.
+struct FeatureQuery {
+  const ops::Workload* workload;  // normalized; REQUIRES it outlives the call
+  ConfigEntity config;
+};
+
+// extract_features for many configs on num_threads threads (0: one per hardware thread), one row
+// per query in order; a config whose extraction fails gives an empty row (all zeros once padded,
+// as in AutoTVM). The rows do not depend on the thread count.
+std::vector<std::vector<float>> extract_features_parallel(const ops::Template& tmpl,
+                                                          const std::vector<FeatureQuery>& queries,
+                                                          const ops::TargetInfo& target,
+                                                          FeatureType type, int num_threads = 0);
+
 // AutoTVM's ConfigEntity.get_flatten_feature, in knob definition order: a split's size list
 // (with its leading -1), a reorder's permutation, per annotated axis an 11-wide one-hot (none 0,
 // vec 1, unroll 2, blockIdx.x/y/z 3-5, threadIdx.x/y/z 6-8, vthread 9, fuse 10; an unknown

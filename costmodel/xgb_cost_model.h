@@ -18,7 +18,7 @@
 
 namespace kiln::costmodel {
 
-class XgbCostModel : public CostModel {
+class XgbCostModel : public TrainableModel {
  public:
   // Feature rows of config indices, one per index in order, an empty row for a config that
   // does not instantiate (FeatureExtractor::extract's contract).
@@ -43,7 +43,8 @@ class XgbCostModel : public CostModel {
   // that the base model is dropped for good.
   // REQUIRES: indices.size() == flops.size() > 0, plan_size > 0 (kInvalidArgument otherwise).
   // On error the previous model stays in place.
-  Status fit(const std::vector<int64_t>& indices, const std::vector<double>& flops, int plan_size);
+  Status fit(const std::vector<int64_t>& indices, const std::vector<double>& flops,
+             int plan_size) override;
 
   // AutoTVM's fit_log: trains the base model from feature rows of OTHER workloads of the same
   // template (their own feature vectors, e.g. from a tuning log) and their flops (0 or

@@ -20,6 +20,11 @@ double Record::mean_cost() const {
   return sum / static_cast<double>(costs.size());
 }
 
+double Record::flops() const {
+  double cost = mean_cost();
+  return std::isfinite(cost) && cost > 0 ? flop / cost : 0.0;
+}
+
 Status validate_record(const Record& r) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("record (task " + r.task_name + ", workload " + r.workload +

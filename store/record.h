@@ -37,6 +37,9 @@ struct Record {
 
   // mean(costs), or +inf when error_no != 0 or there are no costs. AutoTVM ranks configs by it.
   double mean_cost() const;
+  // flop / mean_cost() in FLOP/s: the throughput tuners learn from; 0 for a failed record or one
+  // whose cost is not a positive finite number.
+  double flops() const;
 
   bool operator==(const Record&) const = default;
 };

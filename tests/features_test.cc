@@ -354,37 +354,5 @@ TEST(FeaturesExtractor, CacheAndThreadsGiveTheSameRows) {
   }
 }
 
-// Not a pass/fail check of speed (the machine is shared): prints the cost of extracting the
-// itervar features of 1000 fresh configs, the tuner's typical batch.
-TEST(FeaturesExtractor, TimingOf1000Configs) {
-  for (int t : {0, 2}) {  // dense_pack.x86 and conv2d_NCHWc.x86
-    const char* name = kTasks[t][0];
-    const char* workload = kTasks[t][1];
-    Task task = MakeTask(name, workload);
-    std::mt19937_64 rng(3);
-    std::vector<int64_t> indices = task.space.sample_ints(1000, rng);
-    for (int threads : {1, 0}) {
-      FeatureExtractor extractor(*task.tmpl, task.workload, task.space, ops::TargetInfo{},
-                                 FeatureType::kItervar, threads);
-      auto start = std::chrono::steady_clock::now();
-      auto rows = extractor.extract(indices);
-      double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count();
-      size_t longest = 0, failed = 0;
-      for (const auto& r : rows) {
-        longest = std::max(longest, r.size());
-        failed += r.empty();
-      }
-      std::printf(
-          "[features] %s %s: %zu configs, %s threads: %.1f ms (%.3f ms/config), "
-          "longest row %zu, %zu failed\n",
-          name, workload, indices.size(), threads == 0 ? "all" : "1", ms, ms / indices.size(),
-          longest, failed);
-      EXPECT_EQ(rows.size(), indices.size());
-    }
-  }
-}
-
 }  // namespace
 }  // namespace kiln::costmodel

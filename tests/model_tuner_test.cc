@@ -24,7 +24,7 @@ ConfigSpace test_space() {
 }
 
 // Scores a config by how close its knob digits are to a fixed optimum; counts predictions.
-class AnalyticModel : public tuner::TrainableModel {
+class AnalyticModel : public costmodel::TrainableModel {
  public:
   explicit AnalyticModel(const ConfigSpace& space) : space_(space) {}
   std::vector<float> predict(const std::vector<int64_t>& indices) override {

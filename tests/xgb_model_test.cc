@@ -499,32 +499,5 @@ TEST(XgbCostModelTest, FitsRealTemplateFeatures) {
   }
 }
 
-// --- Timing (informational; the tuner's overhead budget) -----------------------------------
-
-TEST(XgbCostModelTest, ReportsTimings) {
-  // Rows come from a precomputed table, like FeatureExtractor's cache during a tuning run.
-  constexpr int kWidth = 300;
-  std::vector<std::vector<float>> table;
-  for (uint64_t i = 0; i < 2000; ++i) table.push_back(synthetic_row(i, kWidth));
-  auto features = [&table](const std::vector<int64_t>& indices) {
-    std::vector<std::vector<float>> rows;
-    for (int64_t i : indices) rows.push_back(table[static_cast<size_t>(i)]);
-    return rows;
-  };
-  XgbCostModel model(features, LossType::kRank, 1);
-  const std::vector<int64_t> train = index_range(0, 300);
-  std::vector<double> flops;
-  for (const auto& row : features(train)) flops.push_back(synthetic_flops(row));
-  ASSERT_TRUE(model.fit(train, flops, 64).ok());
-  const std::vector<int64_t> batch = index_range(1000, 128);
-  constexpr int kCalls = 200;
-  const auto start = std::chrono::steady_clock::now();
-  for (int c = 0; c < kCalls; ++c) model.predict(batch);
-  const double per_call =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / kCalls;
-  std::printf("[timing] fit 300x%d rank: %.3f s (%d rounds kept); predict 128 rows: %.3f ms/call\n",
-              kWidth, model.fit_seconds(), model.num_rounds(), per_call * 1e3);
-}
-
 }  // namespace
 }  // namespace kiln::costmodel

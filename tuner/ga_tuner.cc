@@ -80,7 +80,7 @@ void GaTuner::breed() {
     // No reason to breed: the next generation is everything left.
     for (int64_t i = 0; i < space_.range_length() && static_cast<int64_t>(next.size()) < unvisited;
          ++i) {
-      if (space_.is_index_valid(i) && !visited_.count(i)) next.push_back(i);
+      if (space_.is_index_valid(i) && visited_.insert(i).second) next.push_back(i);
     }
   } else {
     std::vector<int64_t> parents = genes_;
@@ -136,7 +136,6 @@ void GaTuner::breed() {
       next.push_back(index);
     }
   }
-  for (int64_t i : next) visited_.insert(i);
   genes_ = std::move(next);
   trial_pt_ = 0;
 }

@@ -14,7 +14,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-ModelBasedTuner::ModelBasedTuner(const ConfigSpace& space, TrainableModel& model,
+ModelBasedTuner::ModelBasedTuner(const ConfigSpace& space, costmodel::TrainableModel& model,
                                  ModelTunerOptions options, uint64_t seed)
     : Tuner(space),
       model_(model),

@@ -17,14 +17,6 @@
 
 namespace kiln::tuner {
 
-// What the tuner needs from a trainable cost model (XgbCostModel implements it).
-class TrainableModel : public costmodel::CostModel {
- public:
-  // Refits on every measurement so far: flops[i] of config indices[i], 0 for failures.
-  virtual Status fit(const std::vector<int64_t>& indices, const std::vector<double>& flops,
-                     int plan_size) = 0;
-};
-
 struct ModelTunerOptions {
   int plan_size = 64;
   // When set (>= 1), SA proposes plan_size * ratio candidates and the plan keeps the plan_size
@@ -43,8 +35,8 @@ struct ModelTunerTimes {
 class ModelBasedTuner : public Tuner {
  public:
   // REQUIRES: space and model outlive the tuner.
-  ModelBasedTuner(const ConfigSpace& space, TrainableModel& model, ModelTunerOptions options,
-                  uint64_t seed);
+  ModelBasedTuner(const ConfigSpace& space, costmodel::TrainableModel& model,
+                  ModelTunerOptions options, uint64_t seed);
 
   std::vector<int64_t> next_batch(int n) override;
   void update(const std::vector<int64_t>& indices, const std::vector<double>& flops) override;
@@ -64,7 +56,7 @@ class ModelBasedTuner : public Tuner {
  private:
   void replan();
 
-  TrainableModel& model_;
+  costmodel::TrainableModel& model_;
   ModelTunerOptions options_;
   std::mt19937_64 rng_;
   SimulatedAnnealingOptimizer sa_;

@@ -14,11 +14,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-double flops_of(const store::Record& r) {
-  double cost = r.mean_cost();
-  return r.error_no == 0 && std::isfinite(cost) && cost > 0 ? r.flop / cost : 0.0;
-}
-
 store::Record make_record(const builder::MeasureInput& input, const runner::MeasureResult& m,
                           double flop, const std::string& source) {
   store::Record r;
@@ -64,7 +59,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     if (!space.is_index_valid(r.config_index) || !seen.insert(r.config_index).second) continue;
     tuner.mark_visited(r.config_index);
     indices.push_back(r.config_index);
-    flops.push_back(flops_of(r));
+    flops.push_back(r.flops());
     if (flops.back() > p.best_flops) {
       p.best_flops = flops.back();
       p.best = r;
@@ -136,7 +131,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     for (const store::Record& r : records) {
       ++p.done;
       batch.push_back(r.config_index);
-      double f = flops_of(r);
+      double f = r.flops();
       batch_flops.push_back(f);
       p.current_flops = std::max(p.current_flops, f);
       if (r.error_no != 0) {

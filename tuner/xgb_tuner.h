@@ -23,17 +23,6 @@ struct XgbParts {
            uint64_t seed);
   costmodel::FeatureExtractor extractor;
   costmodel::XgbCostModel xgb;
-  struct Adapter : TrainableModel {
-    explicit Adapter(costmodel::XgbCostModel& m) : model(m) {}
-    std::vector<float> predict(const std::vector<int64_t>& indices) override {
-      return model.predict(indices);
-    }
-    Status fit(const std::vector<int64_t>& indices, const std::vector<double>& flops,
-               int plan_size) override {
-      return model.fit(indices, flops, plan_size);
-    }
-    costmodel::XgbCostModel& model;
-  } adapter;
 };
 }  // namespace detail
 
