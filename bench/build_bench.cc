@@ -5,6 +5,7 @@
 //
 // Default workload: dense:M=1024,N=1024,K=1024 (every template of the operator). Prints the
 // median, 90th percentile and mean build time per template, and the median of each phase.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,19 +32,11 @@ int main(int argc, char** argv) {
   std::string workload = "dense:M=1024,N=1024,K=1024";
   int configs = 100;
   uint64_t seed = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--workload")
-      workload = argv[i + 1];
-    else if (a == "--configs")
-      configs = std::atoi(argv[i + 1]);
-    else if (a == "--seed")
-      seed = std::strtoull(argv[i + 1], nullptr, 10);
-    else {
-      std::fprintf(stderr, "usage: build_bench [--workload W] [--configs N] [--seed S]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"time to build one config, IR to shared object", "build_bench"};
+  app.add_option("--workload", workload, "the workload whose space is sampled");
+  app.add_option("--configs", configs, "random configs per template")->check(CLI::PositiveNumber);
+  app.add_option("--seed", seed, "seed of the sample");
+  CLI11_PARSE(app, argc, argv);
   auto parsed = ops::Workload::parse(workload);
   auto templates = parsed.ok() ? ops::resolve_templates(*parsed, "") : parsed.status();
   if (!templates.ok()) {

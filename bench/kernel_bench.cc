@@ -17,6 +17,7 @@
 #include <cblas.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -288,32 +289,14 @@ void fix_environment(const Args& args, char** argv) {
 
 int main(int argc, char** argv) {
   kiln::bench::Args args;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "kernel_bench: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--trials")
-      args.trials = std::stoi(next());
-    else if (a == "--threads")
-      args.threads = std::stoi(next());
-    else if (a == "--seed")
-      args.seed = std::stoull(next());
-    else if (a == "--only")
-      args.only = next();
-    else if (a == "--db")
-      args.db = next();
-    else {
-      std::fprintf(
-          stderr,
-          "usage: kernel_bench [--trials N] [--threads T] [--seed S] [--only TEXT] [--db FILE]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"kiln's best configs against oneDNN and OpenBLAS", "kernel_bench"};
+  app.add_option("--trials", args.trials, "configs tried per template")->check(CLI::PositiveNumber);
+  app.add_option("--threads", args.threads, "threads of kiln and the peers")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--seed", args.seed, "seed of the random tuner");
+  app.add_option("--only", args.only, "only workloads containing this text");
+  app.add_option("--db", args.db, "SQLite file for the tuning records");
+  CLI11_PARSE(app, argc, argv);
   kiln::bench::fix_environment(args, argv);
   return kiln::bench::run(args);
 }

@@ -20,6 +20,7 @@
 // random baselines affordable; the search algorithms see the same costs either way.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -142,9 +143,8 @@ RunResult tune(const BenchTask& bt, const std::string& tuner_name, int64_t trial
     std::exit(1);
   }
   for (const store::Record& r : *records) {
-    double cost = r.mean_cost();
-    if (r.error_no == 0 && std::isfinite(cost) && cost > 0 && r.flop / cost > best) {
-      best = r.flop / cost;
+    if (r.flops() > best) {
+      best = r.flops();
       out.best_config = r.config_index;
     }
     out.best_so_far.push_back(best / 1e9);
@@ -285,42 +285,23 @@ std::vector<std::string> split_list(const std::string& text) {
 
 int main(int argc, char** argv) {
   kiln::bench::Args args;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "tuning_bench: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--random-trials")
-      args.random_trials = std::stoll(next());
-    else if (a == "--model-trials")
-      args.model_trials = std::stoll(next());
-    else if (a == "--tuners")
-      args.tuners = kiln::bench::split_list(next());
-    else if (a == "--only")
-      args.only = next();
-    else if (a == "--seed")
-      args.seed = std::stoull(next());
-    else if (a == "--db-dir")
-      args.db_dir = next();
-    else if (a == "--plan-size")
-      args.settings.plan_size = std::stoi(next());
-    else if (a == "--no-transfer")
-      args.transfer = false;
-    else {
-      std::fprintf(stderr,
-                   "usage: tuning_bench [--random-trials N] [--model-trials N] [--tuners A,B] "
-                   "[--only TEXT] [--seed S] [--db-dir DIR] [--no-transfer] [--plan-size N]\n");
-      return 2;
-    }
-  }
-  if (args.random_trials < 300 || args.model_trials < 1) {
-    std::fprintf(stderr, "tuning_bench: --random-trials must be >= 300, --model-trials >= 1\n");
-    return 2;
-  }
+  std::string tuners = "xgb";
+  bool no_transfer = false;
+  CLI::App app{"search efficiency of kiln's tuners against random search", "tuning_bench"};
+  app.add_option("--random-trials", args.random_trials, "trials of random search (the reference)")
+      ->check(CLI::Range(int64_t{300}, int64_t{1} << 40));
+  app.add_option("--model-trials", args.model_trials, "trials of each other tuner")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--tuners", tuners, "comma-separated tuners to compare with random");
+  app.add_option("--only", args.only, "only tasks whose label contains this text");
+  app.add_option("--seed", args.seed, "seed of every tuner");
+  app.add_option("--db-dir", args.db_dir, "directory of the records (kept; reruns resume)");
+  app.add_option("--plan-size", args.settings.plan_size, "plan size of the xgb tuners")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--no-transfer", no_transfer, "skip the transfer-learning experiment");
+  CLI11_PARSE(app, argc, argv);
+  args.tuners = kiln::bench::split_list(tuners);
+  args.transfer = !no_transfer;
   if (args.db_dir.empty()) {
     char pattern[] = "/tmp/tuning_bench.XXXXXX";
     if (!mkdtemp(pattern)) {
