@@ -13,8 +13,6 @@ namespace kiln::builder {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 std::string encode_request(const MeasureInput& in) {
   wire::Writer w;
   w.str(in.tmpl->name());
@@ -92,11 +90,12 @@ std::vector<BuildResult> LocalBuildPool::build(const std::vector<MeasureInput>& 
   return finish();
 }
 
-void LocalBuildPool::fail(size_t input, MeasureError e, std::string message, double seconds) {
-  results_[input].error = e;
-  results_[input].message = std::move(message);
-  results_[input].build_seconds = seconds;
-  ++done_;
+void LocalBuildPool::fail(uint64_t input, MeasureError e, std::string message, double seconds) {
+  Queued& q = queued(input);
+  q.result.error = e;
+  q.result.message = std::move(message);
+  q.result.build_seconds = seconds;
+  q.done = true;
 }
 
 double LocalBuildPool::paused_seconds() const {
@@ -111,19 +110,17 @@ double LocalBuildPool::elapsed_s(const Job& job) const {
 }
 
 void LocalBuildPool::start(const std::vector<MeasureInput>& inputs) {
-  inputs_ = inputs;
-  results_.assign(inputs.size(), BuildResult{});
-  busy_.clear();
-  next_ = done_ = 0;
-  dispatch();
+  for (const MeasureInput& in : inputs) queue_.push_back({in, BuildResult{}, false});
+  batch_sizes_.push_back(inputs.size());
+  if (!paused_) dispatch();  // a paused pool hands out work when it resumes
 }
 
 void LocalBuildPool::dispatch() {
-  for (size_t slot = 0; slot < workers_.size() && next_ < inputs_.size(); ++slot) {
+  for (size_t slot = 0; slot < workers_.size() && next_ < base_ + queue_.size(); ++slot) {
     if (busy_.count(slot)) continue;
-    size_t input = next_++;
+    uint64_t input = next_++;
     Result<WorkerProcess*> w = worker(slot);
-    Status sent = w.ok() ? (*w)->send(encode_request(inputs_[input])) : w.status();
+    Status sent = w.ok() ? (*w)->send(encode_request(queued(input).input)) : w.status();
     if (!sent.ok()) {
       workers_[slot].reset();
       fail(input, MeasureError::kCompileHost, "cannot reach a builder worker: " + sent.message(),
@@ -134,15 +131,29 @@ void LocalBuildPool::dispatch() {
   }
 }
 
-std::vector<BuildResult> LocalBuildPool::finish() {
-  resume();
-  while (done_ < inputs_.size()) {
+bool LocalBuildPool::oldest_batch_done() const {
+  if (batch_sizes_.empty()) return true;
+  for (size_t i = 0; i < batch_sizes_.front(); ++i) {
+    if (!queue_[i].done) return false;
+  }
+  return true;
+}
+
+void LocalBuildPool::serve_until(const std::function<bool()>& until_done,
+                                 Clock::time_point deadline) {
+  while (!until_done()) {
     dispatch();
-    if (busy_.empty()) continue;
-    // Wait for a reply or the earliest deadline.
+    double until_deadline_s = std::chrono::duration<double>(deadline - Clock::now()).count();
+    if (until_deadline_s <= 0) return;
+    if (busy_.empty()) {
+      if (next_ < base_ + queue_.size()) continue;  // a failed hand-out: try the next input
+      std::this_thread::sleep_until(deadline);      // nothing to build
+      return;
+    }
+    // Wait for a reply, the earliest build deadline or the caller's deadline.
     std::vector<pollfd> fds;
     std::vector<size_t> slots;
-    double wait_s = timeout_s_;
+    double wait_s = std::min(timeout_s_, until_deadline_s);
     for (const auto& [slot, job] : busy_) {
       fds.push_back({workers_[slot]->response_fd(), POLLIN, 0});
       slots.push_back(slot);
@@ -157,8 +168,8 @@ std::vector<BuildResult> LocalBuildPool::finish() {
         std::string reply, why;
         if (workers_[slot]->read_ready(&reply, &why) == WorkerProcess::Outcome::kReply) {
           wire::Reader r(reply);
-          results_[job.input] = BuildResult::decode(r);
-          ++done_;
+          queued(job.input).result = BuildResult::decode(r);
+          queued(job.input).done = true;
         } else {
           workers_[slot].reset();
           fail(job.input, MeasureError::kCompileHost, "the builder worker died: " + why, elapsed);
@@ -172,12 +183,31 @@ std::vector<BuildResult> LocalBuildPool::finish() {
       }
     }
   }
-  inputs_.clear();
-  return std::move(results_);
+}
+
+std::vector<BuildResult> LocalBuildPool::finish() {
+  if (batch_sizes_.empty()) return {};
+  resume();
+  serve_until([this] { return oldest_batch_done(); }, Clock::time_point::max());
+  std::vector<BuildResult> results;
+  for (size_t i = 0; i < batch_sizes_.front(); ++i) {
+    results.push_back(std::move(queue_.front().result));
+    queue_.pop_front();
+    ++base_;
+  }
+  batch_sizes_.pop_front();
+  return results;
+}
+
+void LocalBuildPool::work_for(double seconds) {
+  resume();
+  serve_until([] { return false; },
+              Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(std::max(0.0, seconds))));
 }
 
 void LocalBuildPool::pause() {
-  if (paused_ || busy_.empty()) return;
+  if (paused_) return;
   for (const auto& [slot, job] : busy_) ::kill(workers_[slot]->pid(), SIGSTOP);
   paused_ = true;
   pause_started_ = Clock::now();

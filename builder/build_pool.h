@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -32,38 +34,52 @@ class LocalBuildPool : public Builder {
 
   int n_parallel() const override { return n_parallel_; }
 
-  // start() hands each input to an idle worker (the rest in finish()); the workers compile in
-  // their own processes while the caller does something else.
+  // start() queues the batch and hands inputs to idle workers; the workers compile in their own
+  // processes while the caller does something else. Queued inputs reach workers as they free
+  // up, whenever the caller is in start(), finish() or work_for().
   void start(const std::vector<MeasureInput>& inputs) override;
   std::vector<BuildResult> finish() override;
+  void work_for(double seconds) override;
   // Stops (SIGSTOP) / continues (SIGCONT) the workers that are building; their build clocks
-  // stand still meanwhile. finish() resumes a paused pool before waiting.
+  // stand still meanwhile. finish() and work_for() resume a paused pool first.
   void pause() override;
   void resume() override;
 
  private:
+  using Clock = std::chrono::steady_clock;
   struct Job {
-    size_t input;
-    std::chrono::steady_clock::time_point started;
+    uint64_t input;  // sequence number of the input
+    Clock::time_point started;
     double paused_before_s;  // paused_seconds() when the job started
+  };
+  struct Queued {
+    MeasureInput input;
+    BuildResult result;
+    bool done = false;
   };
 
   Result<WorkerProcess*> worker(size_t slot);
-  void dispatch();                         // hands pending inputs to idle workers
+  Queued& queued(uint64_t input) { return queue_[input - base_]; }
+  void dispatch();  // hands queued inputs to idle workers
+  // Dispatches and handles replies and timeouts until `until_done()` holds or `deadline` passes.
+  void serve_until(const std::function<bool()>& until_done, Clock::time_point deadline);
+  bool oldest_batch_done() const;
   double paused_seconds() const;           // total time paused so far, the current pause included
   double elapsed_s(const Job& job) const;  // the job's build time, pauses excluded
-  void fail(size_t input, MeasureError e, std::string message, double seconds);
+  void fail(uint64_t input, MeasureError e, std::string message, double seconds);
 
   int n_parallel_;
   double timeout_s_;
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
-  // The batch in flight.
-  std::vector<MeasureInput> inputs_;
-  std::vector<BuildResult> results_;
+  // The inputs of every started batch not finished yet, oldest first; input n (a sequence number
+  // over the pool's life) is queue_[n - base_].
+  std::deque<Queued> queue_;
+  std::deque<size_t> batch_sizes_;
+  uint64_t base_ = 0;
+  uint64_t next_ = 0;           // the next input to hand to a worker
   std::map<size_t, Job> busy_;  // worker slot -> job
-  size_t next_ = 0, done_ = 0;
   bool paused_ = false;
-  std::chrono::steady_clock::time_point pause_started_;
+  Clock::time_point pause_started_;
   double paused_total_s_ = 0;
 };
 

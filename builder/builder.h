@@ -2,6 +2,9 @@
 // throwing for a bad config. Implementations: LocalBuildPool (worker processes).
 #pragma once
 
+#include <chrono>
+#include <deque>
+#include <thread>
 #include <vector>
 
 #include "builder/measure_input.h"
@@ -16,12 +19,22 @@ class Builder {
   // Configs built at once: the tuning loop's batch size (AutoTVM's n_parallel).
   virtual int n_parallel() const = 0;
 
-  // The same work split in two, so that a batch can build while the previous one is measured:
-  // start() hands the batch over and returns, finish() waits for its results (result i belongs
-  // to input i). REQUIRES: at most one batch between start() and finish(). This default builds
-  // synchronously in start().
-  virtual void start(const std::vector<MeasureInput>& inputs) { started_ = build(inputs); }
-  virtual std::vector<BuildResult> finish() { return std::move(started_); }
+  // The same work split in two, so that batches can build while earlier ones are measured:
+  // start() queues a batch and returns; finish() waits for the oldest started batch that is not
+  // finished yet and returns its results (result i belongs to input i of that batch). Several
+  // batches may be started before the first is finished; they build in order. REQUIRES: finish()
+  // only with a started batch. This default builds synchronously in start().
+  virtual void start(const std::vector<MeasureInput>& inputs) { started_.push_back(build(inputs)); }
+  virtual std::vector<BuildResult> finish() {
+    std::vector<BuildResult> oldest = std::move(started_.front());
+    started_.pop_front();
+    return oldest;
+  }
+  // The caller has nothing to do for `seconds` (e.g. a runner's cooldown): lets the started
+  // batches progress meanwhile and returns after about that long. The default just sleeps.
+  virtual void work_for(double seconds) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  }
 
   // pause() stops the builder's use of this machine's cores until resume(), e.g. while a kernel
   // is timed on them; time paused does not count toward build timeouts. No-ops by default.
@@ -29,7 +42,7 @@ class Builder {
   virtual void resume() {}
 
  private:
-  std::vector<BuildResult> started_;
+  std::deque<std::vector<BuildResult>> started_;
 };
 
 }  // namespace kiln::builder

@@ -2,6 +2,7 @@
 // local runner, a SQLite record store). Resumes from the records already in the store.
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -57,6 +58,17 @@ class Progress {
   int64_t last_decile_ = -1;
 };
 
+// "<label> W s for N new trials = x s/trial | build ... | run ... | store ... | tuner+other ..."
+void print_times(const char* label, const tuner::TuneTimes& t, int64_t fresh, double cooldown_s) {
+  auto pct = [&](double s) { return t.wall_s > 0 ? 100 * s / t.wall_s : 0; };
+  std::printf(
+      "%s %.2f s for %lld new trials = %.3f s/trial | build %.2f s (%.0f%%) | run %.2f s "
+      "(%.0f%%, of which cooldown %.2f s) | store %.2f s (%.0f%%) | tuner+other %.2f s "
+      "(%.0f%%)\n",
+      label, t.wall_s, static_cast<long long>(fresh), t.wall_s / fresh, t.build_s, pct(t.build_s),
+      t.run_s, pct(t.run_s), cooldown_s, t.store_s, pct(t.store_s), t.tuner_s(), pct(t.tuner_s()));
+}
+
 void print_summary(const Task& task, const tuner::TuneProgress& p,
                    const std::map<int, int64_t>& errors_by_code, double cooldown_s) {
   int64_t fresh = p.done - p.resumed;
@@ -79,17 +91,7 @@ void print_summary(const Task& task, const tuner::TuneProgress& p,
     }
     std::printf("\n");
   }
-  if (fresh > 0) {
-    const tuner::TuneTimes& t = p.times;
-    auto pct = [&](double s) { return t.wall_s > 0 ? 100 * s / t.wall_s : 0; };
-    std::printf(
-        "  time: %.2f s for %lld new trials = %.3f s/trial | build %.2f s (%.0f%%) | run %.2f s "
-        "(%.0f%%, of which cooldown %.2f s) | store %.2f s (%.0f%%) | tuner+other %.2f s "
-        "(%.0f%%)\n",
-        t.wall_s, static_cast<long long>(fresh), t.wall_s / fresh, t.build_s, pct(t.build_s),
-        t.run_s, pct(t.run_s), cooldown_s, t.store_s, pct(t.store_s), t.tuner_s(),
-        pct(t.tuner_s()));
-  }
+  if (fresh > 0) print_times("  time:", p.times, fresh, cooldown_s);
 }
 
 // Transfer learning: the records of the template's other workloads train the cost model's base
@@ -157,6 +159,10 @@ Command add_tune_command(CLI::App& app) {
     std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o->db));
     builder::LocalBuildPool builder({o->n_parallel, o->build_timeout_s});
     runner::LocalRunner runner(o->runner);
+    // Every task together; the wall time includes what happens between tasks (transfer learning).
+    tuner::TuneTimes all_times;
+    int64_t all_fresh = 0;
+    auto all_start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < tasks.size(); ++i) {
       const Task& task = tasks[i];
       ConfigSpace space = task.tmpl->space(task.workload);
@@ -190,6 +196,17 @@ Command add_tune_command(CLI::App& app) {
         if (r.error_no != 0) ++errors[r.error_no];
       }
       print_summary(task, *done, errors, runner.cooldown_seconds() - cooldown_before);
+      all_times.build_s += done->times.build_s;
+      all_times.run_s += done->times.run_s;
+      all_times.store_s += done->times.store_s;
+      all_fresh += done->done - done->resumed;
+    }
+    if (tasks.size() > 1 && all_fresh > 0) {
+      char label[64];
+      std::snprintf(label, sizeof label, "all %zu tasks:", tasks.size());
+      all_times.wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - all_start).count();
+      print_times(label, all_times, all_fresh, runner.cooldown_seconds());
     }
     return 0;
   };

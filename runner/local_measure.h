@@ -53,7 +53,9 @@ class ReferenceCache {
 // max |a - b| / max |b| over all elements (0 when b is all zero and a equals it).
 double relative_error(const std::vector<float>& out, const std::vector<float>& ref);
 
-// Loads `built`, checks it against `reference` and (if `timed`) times it. Never fails: a load
+// Loads `built`, checks it against `reference` and (if `timed`) times it. The checking call
+// runs right before the timing on the same buffers and serves as the time evaluator's warm-up
+// call, so a config costs 1 + repeat * number kernel calls, as in AutoTVM. Never fails: a load
 // failure is kRuntimeDevice, a mismatch kWrongAnswer. A crash or hang of the kernel takes this
 // process with it: call it in an isolated process for kernels you do not trust.
 MeasureResult run_built_kernel(const builder::BuildResult& built, const ReferenceData& reference,

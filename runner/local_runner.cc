@@ -106,7 +106,7 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<builder::MeasureIn
     results.push_back(run_one(inputs[i], builds[i]));
     results.back().build_seconds = builds[i].build_seconds;
     if (options_.cooldown_interval_s > 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(options_.cooldown_interval_s));
+      idle(options_.cooldown_interval_s);
       cooldown_seconds_ += options_.cooldown_interval_s;
     }
   }

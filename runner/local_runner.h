@@ -18,9 +18,10 @@
 namespace kiln::runner {
 
 struct RunnerOptions {
-  MeasureOptions measure;            // number=4, repeat=3, min_repeat_ms=0, no cache flush
-  double timeout_s = 10;             // per config, as AutoTVM's LocalRunner(timeout=10)
-  double cooldown_interval_s = 0.1;  // sleep after each measured config (AutoTVM's default)
+  MeasureOptions measure;  // number=4, repeat=3, min_repeat_ms=0, no cache flush
+  double timeout_s = 10;   // per config, as AutoTVM's LocalRunner(timeout=10)
+  // Idle time after each measured config (AutoTVM's default); see Runner::Hooks::idle.
+  double cooldown_interval_s = 0.1;
   // Threads of the kernels' parallel loops; 0 means one per hardware thread, as TVM's runtime
   // runs AutoTVM's measurements on all cores.
   int threads = 0;
@@ -38,7 +39,7 @@ class LocalRunner : public Runner {
                                  const std::vector<builder::BuildResult>& builds) override;
 
   const RunnerOptions& options() const { return options_; }
-  // Seconds spent in cooldown sleeps so far (part of run()'s wall time).
+  // Seconds spent in cooldowns so far (part of run()'s wall time).
   double cooldown_seconds() const { return cooldown_seconds_; }
 
  private:
@@ -47,8 +48,8 @@ class LocalRunner : public Runner {
 
   RunnerOptions options_;
   std::unique_ptr<WorkerProcess> worker_;
-  std::set<std::string> prepared_;
-  double cooldown_seconds_ = 0;  // reference data the current worker already holds
+  std::set<std::string> prepared_;  // tasks whose reference data the current worker holds
+  double cooldown_seconds_ = 0;
 };
 
 }  // namespace kiln::runner

@@ -3,7 +3,9 @@
 // caller. Implementations: LocalRunner (a supervised child process).
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "builder/measure_input.h"
@@ -18,25 +20,34 @@ class Runner {
   virtual std::vector<MeasureResult> run(const std::vector<builder::MeasureInput>& inputs,
                                          const std::vector<builder::BuildResult>& builds) = 0;
 
-  // Hooks a runner that executes kernels on this machine's cores calls right before and right
-  // after each kernel run, so that the caller can keep its other work (the next batch's builds)
-  // off those cores meanwhile. `after` is called whatever happened to the kernel. Empty
-  // functions clear them.
-  void set_kernel_hooks(std::function<void()> before, std::function<void()> after) {
-    before_kernel_ = std::move(before);
-    after_kernel_ = std::move(after);
-  }
+  // What a runner that executes kernels on this machine's cores lets the caller do around them,
+  // so that the caller's other work (the next batches' builds) stays off those cores while a
+  // kernel runs and uses the runner's idle time instead.
+  struct Hooks {
+    std::function<void()> before_kernel;  // right before a kernel is checked and timed
+    std::function<void()> after_kernel;   // right after it, whatever happened to the kernel
+    // Called instead of sleeping through a cooldown of `seconds`; returns after about that long.
+    std::function<void(double seconds)> idle;
+  };
+  void set_hooks(Hooks hooks) { hooks_ = std::move(hooks); }
 
  protected:
   void before_kernel() const {
-    if (before_kernel_) before_kernel_();
+    if (hooks_.before_kernel) hooks_.before_kernel();
   }
   void after_kernel() const {
-    if (after_kernel_) after_kernel_();
+    if (hooks_.after_kernel) hooks_.after_kernel();
+  }
+  void idle(double seconds) const {
+    if (hooks_.idle) {
+      hooks_.idle(seconds);
+    } else {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    }
   }
 
  private:
-  std::function<void()> before_kernel_, after_kernel_;
+  Hooks hooks_;
 };
 
 }  // namespace kiln::runner

@@ -72,8 +72,7 @@ Result<std::vector<double>> time_function(const std::function<void()>& f,
   }
   using Clock = std::chrono::steady_clock;
 
-  // Untimed warm-up: first-touch page faults, lazy symbol binding, instruction cache.
-  f();
+  if (options.warm_up) f();
 
   int number = options.number;
   std::vector<double> costs;

@@ -24,6 +24,10 @@ struct TimeOptions {
   // Flush the given buffers out of the CPU caches before each repeat (AutoTVM's
   // enable_cpu_cache_flush, which flushes every argument but the first).
   bool enable_cpu_cache_flush = false;
+  // The untimed first call (first-touch page faults, lazy binding, instruction cache). A caller
+  // that has just called f on the same buffers (kiln's runner checks every kernel's output
+  // right before timing it) turns it off: that call already was the warm-up.
+  bool warm_up = true;
   // There is deliberately no cooldown here: AutoTVM's cooldown_interval is a sleep the runner
   // takes after each config, not something the evaluator does between repeats (AutoTVM leaves
   // the evaluator's own cooldown at 0). The runner owns it.
@@ -33,13 +37,13 @@ struct TimeOptions {
 using FlushBuffer = std::pair<const void*, size_t>;
 
 // Times `f` (one call = one run of the kernel) and returns `repeat` costs in seconds per call:
-//   - one untimed warm-up call;
+//   - one untimed warm-up call (unless options.warm_up is false);
 //   - then `repeat` times: flush the caches if enabled, time `number` back-to-back calls with a
 //     steady clock; while that took less than min_repeat_ms, grow `number` (grow_number) and time
 //     again (giving up after 100 readings of exactly zero); cost = elapsed / number.
 // So f runs 1 + (sum of every timed loop's number) times; with min_repeat_ms == 0 exactly
-// 1 + repeat * number times. kInvalidArgument if number or repeat < 1, min_repeat_ms < 0, f is
-// empty, or a flush is asked for on an architecture without one.
+// 1 + repeat * number times (one fewer without the warm-up). kInvalidArgument if number or repeat <
+// 1, min_repeat_ms < 0, f is empty, or a flush is asked for on an architecture without one.
 Result<std::vector<double>> time_function(const std::function<void()>& f,
                                           const TimeOptions& options,
                                           const std::vector<FlushBuffer>& flush_buffers);

@@ -485,6 +485,12 @@ TEST(TimeEvaluatorTest, CallCountIsOnePlusRepeatTimesNumber) {
     EXPECT_EQ(calls, 1 + repeat * number);
     ASSERT_EQ(costs->size(), static_cast<size_t>(repeat));
     for (double c : *costs) EXPECT_GE(c, 0.0);
+
+    // Without the warm-up (the caller's own last call was it), only the timed calls.
+    calls = 0;
+    options.warm_up = false;
+    ASSERT_TRUE(time_function([&calls] { ++calls; }, options, {}).ok());
+    EXPECT_EQ(calls, repeat * number);
   }
 }
 

@@ -162,6 +162,57 @@ TEST(Tune, PausedBuildTimeDoesNotCountTowardTheBuildTimeout) {
   EXPECT_EQ(built[0].error, MeasureError::kNoError) << built[0].message;
 }
 
+// Batches queued ahead build in order, across batches, while the caller idles in work_for();
+// a crash or a hang in a later batch costs only that config.
+TEST(Tune, BatchesStartedAheadBuildInOrderDuringWorkFor) {
+  const ops::Template& tmpl = testing::fault_template();
+  ops::Workload w = *tmpl.normalize(*ops::Workload::parse("fault:N=64"));
+  ConfigSpace space = tmpl.space(w);
+  std::map<std::string, int64_t> index_of;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    index_of.emplace(space.get(i).other("mode").val.get<std::string>(), i);
+  }
+  builder::Target target = builder::Target::host();
+  auto input = [&](const std::string& mode) {
+    return builder::MeasureInput{&tmpl, w, space.get(index_of.at(mode)), target};
+  };
+  builder::LocalBuildPool pool({2, /*timeout_s=*/1.5});
+  const std::vector<std::vector<std::string>> batches = {
+      {"ok", "wrong"}, {"build_hang", "ok", "build_crash"}, {"segfault"}};
+  for (const auto& batch : batches) {
+    std::vector<builder::MeasureInput> inputs;
+    for (const std::string& mode : batch) inputs.push_back(input(mode));
+    pool.start(inputs);
+  }
+  pool.work_for(6.0);  // enough for every build, the hang's timeout included
+  const std::map<std::string, MeasureError> expected = {
+      {"ok", MeasureError::kNoError},
+      {"wrong", MeasureError::kNoError},
+      {"segfault", MeasureError::kNoError},
+      {"build_crash", MeasureError::kCompileHost},
+      {"build_hang", MeasureError::kBuildTimeout}};
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::vector<builder::BuildResult>> results;
+  for (size_t b = 0; b < batches.size(); ++b) results.push_back(pool.finish());
+  double finishing_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const std::vector<builder::BuildResult>& built = results[b];
+    ASSERT_EQ(built.size(), batches[b].size());
+    for (size_t i = 0; i < built.size(); ++i) {
+      const std::string& mode = batches[b][i];
+      EXPECT_EQ(built[i].error, expected.at(mode)) << mode << ": " << built[i].message;
+      // Each result is its own config's kernel.
+      if (built[i].error == MeasureError::kNoError) {
+        EXPECT_EQ(built[i].shared_object, builder::build_measure_input(input(mode)).shared_object)
+            << mode;
+      }
+    }
+  }
+  // Everything was built during work_for(): finishing only collected the results.
+  EXPECT_LT(finishing_s, 0.5);
+}
+
 TEST(Tune, TunersAreDeterministicAndNeverRepeat) {
   const ops::Template* tmpl = ops::find_template("conv2d_NCHWc.x86");
   ops::Workload w = *tmpl->normalize(

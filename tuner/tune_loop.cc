@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <unordered_set>
 
 namespace kiln::tuner {
@@ -73,39 +74,54 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   auto stop_early = [&] {
     return options.early_stopping && p.done >= best_age_origin + *options.early_stopping;
   };
-  // The next batch: up to batch_size configs of what is left once `in_flight` trials count.
-  auto propose = [&](int64_t in_flight) {
+  // Batches handed to the builder and not counted yet, oldest first, and their configs.
+  std::deque<std::vector<builder::MeasureInput>> started;
+  int64_t pending = 0;
+  // Proposes and starts the next batch: up to batch_size configs of what is left once the
+  // pending trials count. False when there is nothing left to propose.
+  auto start_next = [&] {
+    int64_t left = p.total - p.done - pending;
+    if (left <= 0 || !tuner.has_next() || stop_early()) return false;
     std::vector<builder::MeasureInput> inputs;
-    int64_t left = p.total - p.done - in_flight;
-    if (left <= 0 || !tuner.has_next() || stop_early()) return inputs;
     for (int64_t index : tuner.next_batch(static_cast<int>(std::min<int64_t>(batch_size, left)))) {
       inputs.push_back({&tmpl, workload, space.get(index), target});
     }
-    return inputs;
+    if (inputs.empty()) return false;
+    builder.start(inputs);
+    pending += static_cast<int64_t>(inputs.size());
+    started.push_back(std::move(inputs));
+    return true;
   };
-  // Pipelining: whenever the tuner can propose without the pending results, the next batch
-  // builds while this one is measured; the builders are stopped whenever a kernel runs, so they
+  auto abandon_started = [&] {  // built ahead but not wanted: never measured, never recorded
+    for (; !started.empty(); started.pop_front()) builder.finish();
+    pending = 0;
+  };
+  // Pipelining: whenever the tuner can propose without the pending results, later batches
+  // build while this one is measured; the builders are stopped whenever a kernel runs, so they
   // only use the runner's cooldowns and the loop's own pauses.
   if (options.pipeline) {
-    runner.set_kernel_hooks([&] { builder.pause(); }, [&] { builder.resume(); });
+    runner::Runner::Hooks hooks;
+    hooks.before_kernel = [&] { builder.pause(); };
+    hooks.after_kernel = [&] { builder.resume(); };
+    hooks.idle = [&](double seconds) { builder.work_for(seconds); };
+    runner.set_hooks(std::move(hooks));
   }
   struct ClearHooks {
     runner::Runner& runner;
-    ~ClearHooks() { runner.set_kernel_hooks({}, {}); }
+    ~ClearHooks() { runner.set_hooks({}); }
   } clear_hooks{runner};
 
-  std::vector<builder::MeasureInput> inputs = propose(0);
-  if (!inputs.empty()) builder.start(inputs);
-  while (!inputs.empty()) {
+  start_next();
+  while (!started.empty()) {
     auto phase = Clock::now();
     std::vector<builder::BuildResult> builds = builder.finish();
     p.times.build_s += seconds_since(phase);
-    std::vector<builder::MeasureInput> next;
-    const bool pipeline =
-        options.pipeline && tuner.can_propose_ahead(static_cast<int64_t>(inputs.size()));
-    if (pipeline) {
-      next = propose(static_cast<int64_t>(inputs.size()));
-      if (!next.empty()) builder.start(next);
+    std::vector<builder::MeasureInput> inputs = std::move(started.front());
+    started.pop_front();
+    if (options.pipeline) {
+      while (static_cast<int>(started.size()) < options.build_ahead &&
+             tuner.can_propose_ahead(pending) && start_next()) {
+      }
     }
     phase = Clock::now();
     std::vector<runner::MeasureResult> results = runner.run(inputs, builds);
@@ -119,7 +135,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     Status committed = store.append(records);
     p.times.store_s += seconds_since(phase);
     if (!committed.ok()) {
-      if (!next.empty()) builder.finish();
+      abandon_started();
       return Status::Error(committed.code(), "cannot commit measurements to " + store.path() +
                                                  ": " + committed.message());
     }
@@ -130,6 +146,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     p.current_flops = 0;
     for (const store::Record& r : records) {
       ++p.done;
+      --pending;
       batch.push_back(r.config_index);
       double f = r.flops();
       batch_flops.push_back(f);
@@ -150,14 +167,11 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     p.times.wall_s = seconds_since(start);
     if (on_batch) on_batch(p);
 
-    if (!pipeline) {
-      next = propose(0);
-      if (!next.empty()) builder.start(next);
-    } else if (!next.empty() && stop_early()) {
-      builder.finish();  // built ahead but not wanted any more: never measured, never recorded
-      next.clear();
+    if (stop_early()) {
+      abandon_started();
+    } else if (started.empty()) {
+      start_next();
     }
-    inputs = std::move(next);
   }
   p.times.wall_s = seconds_since(start);
   return p;

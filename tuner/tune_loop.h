@@ -22,9 +22,13 @@ struct TuneOptions {
   std::optional<int64_t> early_stopping;  // stop when the best is this many trials old
   int batch_size = 0;                     // configs per batch; 0 means builder.n_parallel()
   std::string source = "kiln tune";       // written to each record
-  // Build the next batch while this one is measured whenever the tuner can propose it without
-  // this one's results (Tuner::can_propose_ahead); the builders are stopped while kernels run.
+  // Build the next batches while this one is measured whenever the tuner can propose them
+  // without the pending results (Tuner::can_propose_ahead); the builders are stopped while
+  // kernels run and build during the runner's cooldowns.
   bool pipeline = true;
+  // With pipelining, batches started ahead of the one being measured, at most. Several, so
+  // that a config slow to build is absorbed by the cooldowns of the configs before it.
+  int build_ahead = 16;
 };
 
 // Where the wall time of a tuning run went.
