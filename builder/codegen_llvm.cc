@@ -10,6 +10,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -21,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "ir/analysis.h"
@@ -31,6 +33,10 @@ namespace kiln::builder {
 namespace {
 
 constexpr int64_t kMaxLocalBytes = 64 * 1024;
+// Vector registers of the widest x86 register file (AVX-512), for "fits in registers".
+constexpr int64_t kVectorRegisters = 32;
+// Unrolling a serial loop on our own stops at this many emitted stores.
+constexpr int64_t kMaxUnrolledStores = 1024;
 
 using ir::ExprKind;
 using ir::StmtKind;
@@ -243,6 +249,20 @@ class CodeGen {
     llvm::Value* b = emit(e->b);
     match(a, b);
     bool fp = e->a->dtype == ir::DType::kFloat32;
+    if (fp) return emit_binary(e, a, b, true);
+    // Index arithmetic repeats across unrolled iterations (every access recomputes its index
+    // from the loop variables): emit each distinct operation once per basic block instead of
+    // leaving thousands of duplicates for LLVM to clean up.
+    if (b_.GetInsertBlock() != int_ops_block_) {
+      int_ops_.clear();
+      int_ops_block_ = b_.GetInsertBlock();
+    }
+    llvm::Value*& known = int_ops_[{static_cast<int>(e->kind), a, b}];
+    if (!known) known = emit_binary(e, a, b, false);
+    return known;
+  }
+
+  llvm::Value* emit_binary(const ir::Expr& e, llvm::Value* a, llvm::Value* b, bool fp) {
     switch (e->kind) {
       case ExprKind::kAdd:
         return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b, "", false, true);
@@ -288,20 +308,93 @@ class CodeGen {
   }
 
   llvm::Value* emit_load(const ir::Expr& e) {
-    llvm::Instruction* load = nullptr;
     if (lanes_ > 0 && ir::uses_var(e->a, lane_var_)) {
       auto* vec_type = llvm::FixedVectorType::get(f32_, lanes_);
+      llvm::Instruction* load = nullptr;
       if (contiguous(e->a)) {
         llvm::Value* base = emit(ir::substitute(e->a, lane_var_, ir::Expr(int64_t{0})));
         load = b_.CreateAlignedLoad(vec_type, address(e->buffer, base), llvm::Align(4));
       } else {
         load = b_.CreateMaskedGather(vec_type, address(e->buffer, emit(e->a)), llvm::Align(4));
       }
-    } else {
-      load = b_.CreateAlignedLoad(f32_, address(e->buffer, emit(e->a)), llvm::Align(4));
+      annotate(load, e->buffer.get());
+      block_memory().read(e->buffer.get());
+      return load;
     }
-    annotate(load, e->buffer.get());
+    return load_scalar(e->buffer, emit(e->a));
+  }
+
+  // Scalar accesses go through BlockMemory, which forwards a value stored earlier in the same
+  // basic block to a load of the same element and drops a store overwritten before any read.
+  // The templates' write-backs (C[i] = 0, then C[i] = C[i] + ...) are full of both; left to LLVM,
+  // dead-store elimination over hundreds of them dominated the optimizer's time.
+  llvm::Value* load_scalar(const ir::Buffer& buffer, llvm::Value* index) {
+    BlockMemory& memory = block_memory();
+    if (llvm::Value* known = memory.known(buffer.get(), index)) return known;
+    llvm::LoadInst* load = b_.CreateAlignedLoad(f32_, address(buffer, index), llvm::Align(4));
+    annotate(load, buffer.get());
+    memory.read(buffer.get());
+    memory.loaded(buffer.get(), index, load);
     return load;
+  }
+
+  void store_scalar(const ir::Buffer& buffer, llvm::Value* index, llvm::Value* value) {
+    llvm::StoreInst* store = b_.CreateAlignedStore(value, address(buffer, index), llvm::Align(4));
+    annotate(store, buffer.get());
+    block_memory().stored(buffer.get(), index, value, store);
+  }
+
+  // What the current basic block has stored to or loaded from scalar elements. Distinct buffers
+  // never overlap, so only an access to the same buffer can interfere; elements at different
+  // index values might still be the same element, so any other access to the buffer forgets it.
+  class BlockMemory {
+   public:
+    llvm::Value* known(const ir::BufferNode* b, llvm::Value* index) const {
+      auto it = elements_.find({b, index});
+      return it == elements_.end() ? nullptr : it->second.value;
+    }
+    // Any read of b, at any index: stores to b so far are no longer dead.
+    void read(const ir::BufferNode* b) {
+      for (auto it = elements_.lower_bound({b, nullptr});
+           it != elements_.end() && it->first.first == b; ++it) {
+        it->second.store = nullptr;
+      }
+    }
+    void loaded(const ir::BufferNode* b, llvm::Value* index, llvm::Value* value) {
+      elements_[{b, index}] = {value, nullptr};
+    }
+    // A store of value to b[index]; erases the previous store to that element if nothing has
+    // read b since.
+    void stored(const ir::BufferNode* b, llvm::Value* index, llvm::Value* value,
+                llvm::StoreInst* store) {
+      auto same = elements_.find({b, index});
+      if (same != elements_.end() && same->second.store) same->second.store->eraseFromParent();
+      forget(b);
+      elements_[{b, index}] = {value, store};
+    }
+    // A store to b this class does not track (a vector store or scatter).
+    void forget(const ir::BufferNode* b) {
+      auto first = elements_.lower_bound({b, nullptr});
+      auto last = first;
+      while (last != elements_.end() && last->first.first == b) ++last;
+      elements_.erase(first, last);
+    }
+    void clear() { elements_.clear(); }
+
+   private:
+    struct Element {
+      llvm::Value* value;      // the element's current value
+      llvm::StoreInst* store;  // the store that wrote it, while nothing has read b since
+    };
+    std::map<std::pair<const ir::BufferNode*, llvm::Value*>, Element> elements_;
+  };
+
+  BlockMemory& block_memory() {
+    if (b_.GetInsertBlock() != memory_block_) {
+      memory_.clear();
+      memory_block_ = b_.GetInsertBlock();
+    }
+    return memory_;
   }
 
   // ---- Statements --------------------------------------------------------------------------
@@ -329,21 +422,22 @@ class CodeGen {
 
   void emit_store(const ir::Stmt& s) {
     llvm::Value* value = emit(s->value);
-    llvm::Instruction* store = nullptr;
     if (lanes_ > 0 && ir::uses_var(s->index, lane_var_)) {
       value = widen(value);
+      llvm::Instruction* store = nullptr;
       if (contiguous(s->index)) {
         llvm::Value* base = emit(ir::substitute(s->index, lane_var_, ir::Expr(int64_t{0})));
         store = b_.CreateAlignedStore(value, address(s->buffer, base), llvm::Align(4));
       } else {
         store = b_.CreateMaskedScatter(value, address(s->buffer, emit(s->index)), llvm::Align(4));
       }
-    } else {
-      // Every lane writes the same element: the last lane's value is the serial loop's result.
-      if (is_vector(value)) value = b_.CreateExtractElement(value, lanes_ - 1);
-      store = b_.CreateAlignedStore(value, address(s->buffer, emit(s->index)), llvm::Align(4));
+      annotate(store, s->buffer.get());
+      block_memory().forget(s->buffer.get());
+      return;
     }
-    annotate(store, s->buffer.get());
+    // Every lane writes the same element: the last lane's value is the serial loop's result.
+    if (is_vector(value)) value = b_.CreateExtractElement(value, lanes_ - 1);
+    store_scalar(s->buffer, emit(s->index), value);
   }
 
   void emit_if(const ir::Stmt& s) {
@@ -381,7 +475,9 @@ class CodeGen {
         entry.CreateAlloca(llvm::ArrayType::get(f32_, n), nullptr, s->buffer->name);
     storage->setAlignment(llvm::Align(64));
     st_.buffers[s->buffer.get()] = storage;
+    local_buffers_.insert(s->buffer.get());
     emit(s->body);
+    local_buffers_.erase(s->buffer.get());
     st_.buffers.erase(s->buffer.get());
   }
 
@@ -396,11 +492,7 @@ class CodeGen {
     }
     switch (s->loop_kind) {
       case ir::LoopKind::kUnrolled:
-        for (int64_t i = 0; i < s->extent && status_.ok(); ++i) {
-          st_.vars[v] = b_.getInt64(i);
-          emit(s->body);
-        }
-        st_.vars.erase(v);
+        if (!emit_ordered_reduction(s)) emit_unrolled(s);
         return;
       case ir::LoopKind::kVectorized:
         if (lanes_ == 0 && simd_safe(s)) {
@@ -421,9 +513,120 @@ class CodeGen {
         }
         return;
       case ir::LoopKind::kSerial:
-        emit_serial(s, false);
+        // A loop over a local buffer small enough for registers is unrolled, so that every
+        // access to the buffer has a constant index and SROA keeps it in registers from the
+        // start. Left a loop, the buffer stays in memory and LICM has to promote it loop by
+        // loop, which took most of the optimizer's time (dense_nopack's write-back of CC).
+        if (indexes_register_sized_local(s) && stores_once_unrolled(s) <= kMaxUnrolledStores) {
+          emit_unrolled(s);
+        } else {
+          emit_serial(s, false);
+        }
         return;
     }
+  }
+
+  void emit_unrolled(const ir::Stmt& s) {
+    const ir::ExprNode* v = s->loop_var.get();
+    for (int64_t i = 0; i < s->extent && status_.ok(); ++i) {
+      st_.vars[v] = b_.getInt64(i);
+      emit(s->body);
+    }
+    st_.vars.erase(v);
+  }
+
+  // An unrolled loop that only accumulates consecutive elements into one scalar,
+  //   for v: D[i] = D[i] + X[j + v]      (i free of v, X not D)
+  // becomes one vector load and an ordered llvm.vector.reduce.fadd starting from D[i]: without
+  // the reassoc flag it performs the same additions in the same order, in a fraction of the IR
+  // (dense_nopack's kk reduction). False, having emitted nothing, for any other loop.
+  bool emit_ordered_reduction(const ir::Stmt& loop) {
+    if (lanes_ != 0 || loop->extent > 64) return false;
+    const ir::Stmt& store = loop->body;
+    const ir::ExprNode* v = loop->loop_var.get();
+    if (store->kind != StmtKind::kStore || ir::uses_var(store->index, v) ||
+        store->value->kind != ExprKind::kAdd) {
+      return false;
+    }
+    const std::string target_index = ir::to_string(store->index);
+    auto is_target = [&](const ir::Expr& e) {
+      return e->kind == ExprKind::kLoad && e->buffer.get() == store->buffer.get() &&
+             ir::to_string(e->a) == target_index;
+    };
+    const ir::Expr& a = store->value->a;
+    const ir::Expr& b = store->value->b;
+    if (!is_target(a) && !is_target(b)) return false;
+    const ir::Expr& addend = is_target(a) ? b : a;
+    if (addend->kind != ExprKind::kLoad || addend->buffer.get() == store->buffer.get() ||
+        ir::linear_coefficient(addend->a, v) != std::optional<int64_t>(1)) {
+      return false;
+    }
+    llvm::Value* start = emit(is_target(a) ? a : b);
+    llvm::Value* first = emit(ir::substitute(addend->a, v, ir::Expr(int64_t{0})));
+    llvm::LoadInst* elements =
+        b_.CreateAlignedLoad(llvm::FixedVectorType::get(f32_, static_cast<unsigned>(loop->extent)),
+                             address(addend->buffer, first), llvm::Align(4));
+    annotate(elements, addend->buffer.get());
+    block_memory().read(addend->buffer.get());
+    llvm::Value* sum = b_.CreateFAddReduce(start, elements);  // ordered: no reassoc flag
+    store_scalar(store->buffer, emit(store->index), sum);
+    return true;
+  }
+
+  // Stores the statement emits once every loop in it is unrolled (an ordered reduction counts
+  // one); conditionals count as too many.
+  static int64_t stores_once_unrolled(const ir::Stmt& s) {
+    switch (s->kind) {
+      case StmtKind::kStore:
+        return 1;
+      case StmtKind::kSeq: {
+        int64_t n = 0;
+        for (const ir::Stmt& c : s->seq) n += stores_once_unrolled(c);
+        return n;
+      }
+      case StmtKind::kAllocate:
+        return stores_once_unrolled(s->body);
+      case StmtKind::kFor:
+        if (s->loop_kind == ir::LoopKind::kUnrolled && s->body->kind == StmtKind::kStore) {
+          return 1;
+        }
+        return s->extent * stores_once_unrolled(s->body);
+      case StmtKind::kIf:
+        break;
+    }
+    return kMaxUnrolledStores + 1;
+  }
+
+  // Whether the loop's variable indexes a local buffer that the vector registers can hold.
+  bool indexes_register_sized_local(const ir::Stmt& loop) const {
+    const ir::ExprNode* v = loop->loop_var.get();
+    const int64_t register_floats = kVectorRegisters * std::max(4, target_.simd_lanes());
+    auto indexes = [&](const ir::BufferNode* buffer, const ir::Expr& index) {
+      return local_buffers_.count(buffer) && buffer->num_elements() <= register_floats &&
+             ir::uses_var(index, v);
+    };
+    bool found = false;
+    std::function<void(const ir::Stmt&)> walk = [&](const ir::Stmt& s) {
+      switch (s->kind) {
+        case StmtKind::kStore:
+          found = found || indexes(s->buffer.get(), s->index);
+          ir::visit_exprs(s->value, [&](const ir::Expr& e) {
+            found = found || (e->kind == ExprKind::kLoad && indexes(e->buffer.get(), e->a));
+          });
+          return;
+        case StmtKind::kSeq:
+          for (const ir::Stmt& c : s->seq) walk(c);
+          return;
+        case StmtKind::kAllocate:
+        case StmtKind::kFor:
+          walk(s->body);
+          return;
+        case StmtKind::kIf:
+          return;
+      }
+    };
+    walk(loop->body);
+    return found;
   }
 
   // Whether running the body once with the loop variable as lanes gives the serial loop's
@@ -578,6 +781,7 @@ class CodeGen {
     auto* parallel_for_type =
         llvm::FunctionType::get(b_.getVoidTy(), {ptr_, i64_, ptr_, ptr_}, false);
     b_.CreateCall(parallel_for_type, parallel_for, {pool, b_.getInt64(s->extent), body, closure});
+    block_memory().clear();  // the body wrote to the buffers
   }
 
   llvm::LLVMContext& ctx_;
@@ -590,8 +794,14 @@ class CodeGen {
   llvm::PointerType* ptr_;
   std::unordered_map<const ir::BufferNode*, std::pair<llvm::MDNode*, llvm::MDNode*>> alias_;
   FunctionState st_;
-  const ir::ExprNode* lane_var_ = nullptr;  // the variable of the SIMD body being emitted
-  int lanes_ = 0;                           // its width; 0 outside SIMD bodies
+  const ir::ExprNode* lane_var_ = nullptr;         // the variable of the SIMD body being emitted
+  int lanes_ = 0;                                  // its width; 0 outside SIMD bodies
+  std::set<const ir::BufferNode*> local_buffers_;  // allocated around the code being emitted
+  // Integer operations already emitted in int_ops_block_: (kind, a, b) -> result.
+  std::map<std::tuple<int, llvm::Value*, llvm::Value*>, llvm::Value*> int_ops_;
+  llvm::BasicBlock* int_ops_block_ = nullptr;
+  BlockMemory memory_;  // of memory_block_
+  llvm::BasicBlock* memory_block_ = nullptr;
   Status status_;
 };
 
@@ -601,6 +811,12 @@ void initialize_llvm() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
+    // Dead-store elimination walks up to 90 MemorySSA definitions per store by default; over the
+    // hundreds of stores of an unrolled write-back that quadratic walk took 40 % of O3. The
+    // templates' dead stores are next to their killers (and codegen drops most of them itself),
+    // so a short walk finds the same ones: identical optimized IR on the dense templates.
+    const char* args[] = {"kiln", "-dse-memoryssa-walklimit=10"};
+    llvm::cl::ParseCommandLineOptions(2, args, "", &llvm::nulls());
   });
 }
 

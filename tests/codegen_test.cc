@@ -101,6 +101,50 @@ TEST(Codegen, RegisterTileAccumulator) {
   EXPECT_LT(compiled_vs_interpreted(p), 1e-5);
 }
 
+TEST(Codegen, UnrolledSumsKeepTheirOrderAndSmallLocalTilesLeaveMemory) {
+  // dense_nopack's shape: a register tile of partial sums, then a serial write-back loop whose
+  // unrolled kk loop sums each row of the tile into the output.
+  const int64_t Y = 4, V = 16;
+  Buffer x("x", {Y, V}, BufferScope::kArgument), out("out", {Y}, BufferScope::kArgument);
+  Buffer cc("cc", {Y, V}, BufferScope::kLocal);
+  Expr y = var("y"), v = var("v"), yi = var("yi"), kk = var("kk");
+  Stmt fill = LoopNest({{y, Y, LoopKind::kUnrolled}, {v, V, LoopKind::kVectorized}},
+                       Store(cc, {y, v}, x.load({y, v}) * f32(1000)));
+  Stmt write_back = For(
+      yi, Y, LoopKind::kSerial,
+      Seq({Store(out, {yi}, f32(0)),
+           For(kk, V, LoopKind::kUnrolled, Store(out, {yi}, out.load({yi}) + cc.load({yi, kk})))}));
+  Program p = one_stage({x, out}, Allocate(cc, Seq({fill, write_back})));
+  // The sums are done in the interpreter's order to the last bit: no reassociation (terms of
+  // magnitude up to 1000 make any other order show in the low bits).
+  EXPECT_EQ(compiled_vs_interpreted(p), 0.0);
+
+  auto raw = builder::program_llvm_ir(p, builder::Target::host(), /*optimized=*/false);
+  ASSERT_TRUE(raw.ok()) << raw.status().message();
+  EXPECT_NE(raw->find("llvm.vector.reduce.fadd"), std::string::npos) << *raw;
+  // The write-back loop was unrolled, every access to cc has a constant index, and the tile
+  // lives in registers: no stack array is left once optimized.
+  auto optimized = builder::program_llvm_ir(p, builder::Target::host(), /*optimized=*/true);
+  ASSERT_TRUE(optimized.ok()) << optimized.status().message();
+  EXPECT_EQ(optimized->find("alloca"), std::string::npos) << *optimized;
+}
+
+TEST(Codegen, StoresAtIndicesThatMayCoincideAreNeitherForwardedNorDropped) {
+  // In one basic block: out[i] and out[(3i) mod 4] are the same element for i = 0 and 2 only,
+  // so neither the first store's value may be forwarded to the load nor the store dropped.
+  Buffer a("a", {4}, BufferScope::kArgument), out("out", {4}, BufferScope::kArgument);
+  Buffer res("res", {4, 3}, BufferScope::kArgument);
+  Expr i = var("i");
+  Stmt body =
+      For(i, 4, LoopKind::kSerial,
+          Seq({Store(out, {i}, a.load({i}) + f32(1)), Store(res, {i, Expr(0)}, out.load({i})),
+               Store(out, {(i * 3) % 4}, a.load({i}) + f32(2)),
+               Store(res, {i, Expr(1)}, out.load({i})), Store(out, {i}, out.load({i}) + f32(4)),
+               Store(res, {i, Expr(2)}, out.load({(i * 3) % 4}))}));
+  Program p = one_stage({a, out, res}, body);
+  EXPECT_EQ(compiled_vs_interpreted(p), 0.0);
+}
+
 TEST(Codegen, ParallelLoopsWithCapturedVariables) {
   Buffer a("a", {5, 37}, BufferScope::kArgument), out("out", {5, 37}, BufferScope::kArgument);
   Buffer tmp("tmp", {4}, BufferScope::kLocal);
