@@ -14,6 +14,10 @@ enum Request : uint64_t { kPrepare = 1, kRun = 2 };
 // Computing a reference is not the kernel's time: preparing gets a generous limit of its own.
 constexpr double kPrepareTimeoutS = 600;
 
+std::string task_key(const builder::MeasureInput& input) {
+  return std::string(input.tmpl->name()) + "|" + input.workload.to_string();
+}
+
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -88,6 +92,58 @@ LocalRunner::~LocalRunner() = default;
 void LocalRunner::restart_worker() {
   worker_.reset();
   prepared_.clear();
+  preparing_.clear();
+}
+
+Status LocalRunner::start_worker() {
+  if (worker_) return Status::Ok();
+  RunnerOptions options = options_;
+  auto spawned = WorkerProcess::spawn([options](int in, int out) { serve(options, in, out); });
+  if (!spawned.ok())
+    return Status::Error(spawned.status().code(),
+                         "cannot start the runner process: " + spawned.status().message());
+  worker_ = std::move(spawned).value();
+  return Status::Ok();
+}
+
+Status LocalRunner::send_prepare(const builder::MeasureInput& input) {
+  KILN_RETURN_IF_ERROR(start_worker());
+  wire::Writer prepare;
+  prepare.u64(kPrepare);
+  prepare.str(input.tmpl->name());
+  prepare.str(input.workload.to_string());
+  Status sent = worker_->send(prepare.bytes());
+  if (!sent.ok()) {
+    restart_worker();
+    return sent;
+  }
+  preparing_ = task_key(input);
+  return Status::Ok();
+}
+
+void LocalRunner::prepare(const builder::MeasureInput& input) {
+  std::string task = task_key(input);
+  if (prepared_.count(task) || !preparing_.empty()) return;
+  (void)send_prepare(input);  // a failure shows, with its reason, when the task runs
+}
+
+Status LocalRunner::await_prepared(const builder::MeasureInput& input) {
+  std::string task = task_key(input);
+  while (!prepared_.count(task)) {
+    if (preparing_.empty()) {
+      Status sent = send_prepare(input);
+      if (!sent.ok())
+        return Status::Error(sent.code(), "cannot reach the runner process: " + sent.message());
+    }
+    std::string reply, why;
+    if (worker_->receive(kPrepareTimeoutS, &reply, &why) != WorkerProcess::Outcome::kReply) {
+      restart_worker();
+      return RuntimeError("the runner process failed computing the reference: " + why);
+    }
+    prepared_.insert(preparing_);
+    preparing_.clear();
+  }
+  return Status::Ok();
 }
 
 std::vector<MeasureResult> LocalRunner::run(const std::vector<builder::MeasureInput>& inputs,
@@ -124,30 +180,9 @@ MeasureResult LocalRunner::run_one(const builder::MeasureInput& input,
     m.timestamp = unix_now();
     return m;
   };
-  if (!worker_) {
-    RunnerOptions options = options_;
-    auto spawned = WorkerProcess::spawn([options](int in, int out) { serve(options, in, out); });
-    if (!spawned.ok()) {
-      return failure(MeasureError::kRuntimeDevice,
-                     "cannot start the runner process: " + spawned.status().message());
-    }
-    worker_ = std::move(spawned).value();
-  }
-  std::string task = std::string(input.tmpl->name()) + "|" + input.workload.to_string();
+  Status ready = await_prepared(input);
+  if (!ready.ok()) return failure(MeasureError::kRuntimeDevice, ready.message());
   std::string reply, why;
-  if (!prepared_.count(task)) {
-    wire::Writer prepare;
-    prepare.u64(kPrepare);
-    prepare.str(input.tmpl->name());
-    prepare.str(input.workload.to_string());
-    if (!worker_->send(prepare.bytes()).ok() ||
-        worker_->receive(kPrepareTimeoutS, &reply, &why) != WorkerProcess::Outcome::kReply) {
-      restart_worker();
-      return failure(MeasureError::kRuntimeDevice,
-                     "the runner process failed computing the reference: " + why);
-    }
-    prepared_.insert(task);
-  }
   wire::Writer request;
   request.u64(kRun);
   request.str(input.tmpl->name());

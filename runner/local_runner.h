@@ -38,17 +38,25 @@ class LocalRunner : public Runner {
   std::vector<MeasureResult> run(const std::vector<builder::MeasureInput>& inputs,
                                  const std::vector<builder::BuildResult>& builds) override;
 
+  // Has the runner process compute the task's reference data now, without waiting for it.
+  void prepare(const builder::MeasureInput& input) override;
+
   const RunnerOptions& options() const { return options_; }
   // Seconds spent in cooldowns so far (part of run()'s wall time).
   double cooldown_seconds() const { return cooldown_seconds_; }
 
  private:
   MeasureResult run_one(const builder::MeasureInput& input, const builder::BuildResult& build);
+  Status start_worker();
+  Status send_prepare(const builder::MeasureInput& input);
+  // Waits until the worker holds the task's reference data (asking for it if needed).
+  Status await_prepared(const builder::MeasureInput& input);
   void restart_worker();
 
   RunnerOptions options_;
   std::unique_ptr<WorkerProcess> worker_;
   std::set<std::string> prepared_;  // tasks whose reference data the current worker holds
+  std::string preparing_;           // the task whose reference the worker is computing, if any
   double cooldown_seconds_ = 0;
 };
 

@@ -20,6 +20,11 @@ class Runner {
   virtual std::vector<MeasureResult> run(const std::vector<builder::MeasureInput>& inputs,
                                          const std::vector<builder::BuildResult>& builds) = 0;
 
+  // A hint that configs of `input`'s task will run soon: the runner may get ready for them (e.g.
+  // compute the task's reference outputs) while the caller does something else, such as
+  // building the first batch. No-op by default.
+  virtual void prepare(const builder::MeasureInput& input) { (void)input; }
+
   // What a runner that executes kernels on this machine's cores lets the caller do around them,
   // so that the caller's other work (the next batches' builds) stays off those cores while a
   // kernel runs and uses the runner's idle time instead.

@@ -213,6 +213,38 @@ TEST(Tune, BatchesStartedAheadBuildInOrderDuringWorkFor) {
   EXPECT_LT(finishing_s, 0.5);
 }
 
+// prepare() only starts the reference computation; whatever task runs next, each kernel is
+// checked against its own task's reference.
+TEST(Tune, RunnerPreparesAheadAndChecksEachTaskAgainstItsOwnReference) {
+  const ops::Template& tmpl = testing::fault_template();
+  builder::Target target = builder::Target::host();
+  builder::LocalBuildPool pool({1, 10});
+  runner::LocalRunner runner(fast_runner(5));
+  auto input_for = [&](const std::string& workload, const std::string& mode) {
+    ops::Workload w = *tmpl.normalize(*ops::Workload::parse(workload));
+    ConfigSpace space = tmpl.space(w);
+    for (int64_t i = 0; i < space.size(); ++i) {
+      if (space.get(i).other("mode").val.get<std::string>() == mode) {
+        return builder::MeasureInput{&tmpl, w, space.get(i), target};
+      }
+    }
+    ADD_FAILURE() << "no config with mode " << mode;
+    return builder::MeasureInput{&tmpl, w, space.get(0), target};
+  };
+  std::vector<builder::MeasureInput> a = {input_for("fault:N=64", "ok"),
+                                          input_for("fault:N=64", "wrong")};
+  std::vector<builder::MeasureInput> b = {input_for("fault:N=32", "ok"),
+                                          input_for("fault:N=32", "wrong")};
+  runner.prepare(a[0]);
+  runner.prepare(b[0]);  // one preparation at a time: this one comes when b runs
+  for (const auto* inputs : {&b, &a, &b}) {
+    std::vector<runner::MeasureResult> results = runner.run(*inputs, pool.build(*inputs));
+    ASSERT_EQ(results.size(), 2u);
+    EXPECT_EQ(results[0].error, MeasureError::kNoError) << results[0].message;
+    EXPECT_EQ(results[1].error, MeasureError::kWrongAnswer) << results[1].message;
+  }
+}
+
 TEST(Tune, TunersAreDeterministicAndNeverRepeat) {
   const ops::Template* tmpl = ops::find_template("conv2d_NCHWc.x86");
   ops::Workload w = *tmpl->normalize(

@@ -111,7 +111,8 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     ~ClearHooks() { runner.set_hooks({}); }
   } clear_hooks{runner};
 
-  start_next();
+  // The runner computes the task's reference while the first batch builds.
+  if (start_next()) runner.prepare(started.front().front());
   while (!started.empty()) {
     auto phase = Clock::now();
     std::vector<builder::BuildResult> builds = builder.finish();
