@@ -541,7 +541,7 @@ class CodeGen {
   // the reassoc flag it performs the same additions in the same order, in a fraction of the IR
   // (dense_nopack's kk reduction). False, having emitted nothing, for any other loop.
   bool emit_ordered_reduction(const ir::Stmt& loop) {
-    if (lanes_ != 0 || loop->extent > 64) return false;
+    if (lanes_ != 0 || loop->extent > 1024) return false;
     const ir::Stmt& store = loop->body;
     const ir::ExprNode* v = loop->loop_var.get();
     if (store->kind != StmtKind::kStore || ir::uses_var(store->index, v) ||
