@@ -236,7 +236,14 @@ int run(const Args& args) {
       final_options.time = kFinalTiming;
       runner::MeasureResult m =
           runner::measure_config(*best.tmpl, w, best.config, target, final_options, pool);
-      if (m.error == MeasureError::kNoError) kiln_ms = median(m.costs) * 1e3;
+      if (m.error == MeasureError::kNoError) {
+        kiln_ms = median(m.costs) * 1e3;
+      } else {
+        // E.g. a record store tuned by an older kiln whose best config this one rejects.
+        std::fprintf(stderr, "kernel_bench: %s: the best config %s failed its final run: %s %s\n",
+                     text.c_str(), best.config.entity_string().c_str(), measure_error_name(m.error),
+                     m.message.c_str());
+      }
       raw = w;
     }
     if (raw.op == "dense") {
