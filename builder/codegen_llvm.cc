@@ -555,13 +555,15 @@ class CodeGen {
     };
     const ir::Expr& a = store->value->a;
     const ir::Expr& b = store->value->b;
-    if (!is_target(a) && !is_target(b)) return false;
-    const ir::Expr& addend = is_target(a) ? b : a;
+    const bool target_first = is_target(a);
+    if (!target_first && !is_target(b)) return false;
+    const ir::Expr& target = target_first ? a : b;
+    const ir::Expr& addend = target_first ? b : a;
     if (addend->kind != ExprKind::kLoad || addend->buffer.get() == store->buffer.get() ||
         ir::linear_coefficient(addend->a, v) != std::optional<int64_t>(1)) {
       return false;
     }
-    llvm::Value* start = emit(is_target(a) ? a : b);
+    llvm::Value* start = emit(target);
     llvm::Value* first = emit(ir::substitute(addend->a, v, ir::Expr(int64_t{0})));
     llvm::LoadInst* elements =
         b_.CreateAlignedLoad(llvm::FixedVectorType::get(f32_, static_cast<unsigned>(loop->extent)),
