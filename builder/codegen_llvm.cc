@@ -25,6 +25,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "builder/llvm_init.h"
 #include "ir/analysis.h"
 #include "ir/printer.h"
 
@@ -806,21 +807,6 @@ class CodeGen {
   llvm::BasicBlock* memory_block_ = nullptr;
   Status status_;
 };
-
-void initialize_llvm() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-    // Dead-store elimination walks up to 90 MemorySSA definitions per store by default; over the
-    // hundreds of stores of an unrolled write-back that quadratic walk took 40 % of O3. The
-    // templates' dead stores are next to their killers (and codegen drops most of them itself),
-    // so a short walk finds the same ones: identical optimized IR on the dense templates.
-    const char* args[] = {"kiln", "-dse-memoryssa-walklimit=10"};
-    llvm::cl::ParseCommandLineOptions(2, args, "", &llvm::nulls());
-  });
-}
 
 // Target machines are costly to create (ms) and not thread-safe: one per thread and target.
 Result<llvm::TargetMachine*> target_machine(const Target& target) {

@@ -1,14 +1,71 @@
 #include "builder/target.h"
 
 #include <llvm/ADT/StringMap.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
 
+#include <algorithm>
+#include <memory>
 #include <sstream>
 #include <vector>
+
+#include "builder/llvm_init.h"
 
 namespace kiln::builder {
 
 namespace {
+
+// Checks that LLVM can generate code for `t` in this build, so that no bad target string
+// reaches LLVM's code generator (which aborts on some of them, e.g. 64-bit code for i386).
+Status validate(const Target& t, std::string_view text) {
+  initialize_llvm();
+  std::string where = "target '" + std::string(text) + "': ";
+  std::string error;
+  const llvm::Target* backend = llvm::TargetRegistry::lookupTarget(t.triple, error);
+  if (!backend) {
+    return InvalidArgument(where + "triple '" + t.triple + "' is not supported by this kiln (" +
+                           "it generates code for " + llvm::sys::getProcessTriple() + ")");
+  }
+  // The generic subtarget knows the valid CPU names and features without warning about ours.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(backend->createMCSubtargetInfo(t.triple, "", ""));
+  if (!generic) return InvalidArgument(where + "no subtarget information for " + t.triple);
+  if (!generic->isCPUStringValid(t.cpu)) {
+    return InvalidArgument(where + "unknown CPU '" + t.cpu + "' for " + t.triple +
+                           " (e.g. -mcpu=" + llvm::sys::getHostCPUName().str() +
+                           ", x86-64-v3, znver4, skylake-avx512)");
+  }
+  auto known = generic->getAllProcessorFeatures();
+  // The host's own features come from LLVM; only the user's -mattr needs checking.
+  std::string_view rest = t.explicit_features ? std::string_view(t.features) : std::string_view{};
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    if (item.size() < 2 || (item[0] != '+' && item[0] != '-')) {
+      return InvalidArgument(where + "feature '" + std::string(item) +
+                             "' must be written +name or -name");
+    }
+    std::string_view name = item.substr(1);
+    bool found = std::any_of(known.begin(), known.end(),
+                             [&](const llvm::SubtargetFeatureKV& f) { return name == f.Key; });
+    if (!found) {
+      return InvalidArgument(where + "unknown CPU feature '" + std::string(name) + "' for " +
+                             t.triple);
+    }
+  }
+  llvm::Triple triple(t.triple);
+  if (triple.getArch() == llvm::Triple::x86_64) {
+    std::unique_ptr<llvm::MCSubtargetInfo> sub(
+        backend->createMCSubtargetInfo(t.triple, t.cpu, t.features));
+    if (!sub || !sub->checkFeatures("+64bit")) {
+      return InvalidArgument(where + "CPU '" + t.cpu + "' cannot run 64-bit code (" + t.triple +
+                             ")");
+    }
+  }
+  return Status::Ok();
+}
 
 std::string host_features() {
   std::string out;
@@ -56,6 +113,7 @@ Result<Target> Target::parse(std::string_view text) {
   }
   // A CPU other than the host's implies that CPU's own features, not the host's.
   if (cpu_given && !t.explicit_features && t.cpu != llvm::sys::getHostCPUName()) t.features.clear();
+  KILN_RETURN_IF_ERROR(validate(t, text));
   return t;
 }
 

@@ -34,17 +34,22 @@ Command add_best_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("best", "print the best config of each tuned workload");
   add_task_options(cmd, &o->task, /*workload_required=*/false);
+  cmd->get_option("--target")
+      ->description("only records tuned for this target (default: every target in the store)");
   cmd->add_option("--db", o->db, "SQLite record store")->required();
   cmd->add_flag("--json", o->json, "one JSON object per line");
-  return [o] {
-    std::unique_ptr<store::RecordStore> db = open_store(o->db, true);
-    std::vector<store::Record> best = value_or_exit(db->best_per_workload());
+  return [o, cmd] {
+    // A config tuned for one CPU is no answer for another: with --target, only its records.
+    std::optional<std::string> target;
+    if (cmd->count("--target") > 0) target = resolve_target(o->task.target).to_string();
     std::vector<std::pair<std::string, std::string>> wanted;  // (task, workload)
     if (!o->task.workload.empty()) {
-      for (const Task& t : resolve_tasks(o->task)) {
+      for (const Task& t : resolve_tasks(o->task).tasks) {
         wanted.emplace_back(std::string(t.tmpl->name()), t.workload.to_string());
       }
     }
+    std::unique_ptr<store::RecordStore> db = open_store(o->db, true);
+    std::vector<store::Record> best = value_or_exit(db->best_per_workload(target));
     int shown = 0;
     for (const store::Record& r : best) {
       if (!wanted.empty() && std::find(wanted.begin(), wanted.end(),
@@ -77,9 +82,10 @@ Command add_best_command(CLI::App& app) {
             static_cast<long long>(r.id));
       }
     }
-    if (shown == 0 && !o->json)
-      std::printf("no successful record%s in %s\n", wanted.empty() ? "" : " for this workload",
-                  o->db.c_str());
+    if (shown == 0 && !o->json) {
+      std::printf("no successful record%s%s in %s\n", wanted.empty() ? "" : " for this workload",
+                  target ? (" for target '" + *target + "'").c_str() : "", o->db.c_str());
+    }
     return 0;
   };
 }

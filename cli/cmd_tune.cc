@@ -1,7 +1,9 @@
 // kiln tune: the tuning loop on the embedded defaults (local builder processes, an isolated
 // local runner, a SQLite record store). Resumes from the records already in the store.
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -31,6 +33,42 @@ struct TuneCommandOptions {
   int n_parallel = 0;
   double build_timeout_s = 10;
   runner::RunnerOptions runner;
+};
+
+// Ctrl-C (SIGINT) or SIGTERM: the batch being measured is committed, then tuning stops. A
+// second signal ends the process at once (the default action is restored): what is committed is
+// safe either way, since every batch is one transaction.
+std::atomic<bool> g_stop_requested{false};
+
+void on_stop_signal(int sig) {
+  g_stop_requested.store(true);
+  signal(sig, SIG_DFL);
+  const char msg[] =
+      "\nkiln: interrupting: finishing the batch being measured (again to stop at once)\n";
+  ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)ignored;
+}
+
+// Installs on_stop_signal for the lifetime of a tuning run.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_requested.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  bool requested() const { return g_stop_requested.load(); }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
 };
 
 // AutoTVM's progress bar: "Current/Best: x/y GFLOPS | Progress: (k/n) | t s", redrawn in place
@@ -125,40 +163,43 @@ Command add_tune_command(CLI::App& app) {
   auto o = std::make_shared<TuneCommandOptions>();
   CLI::App* cmd = app.add_subcommand("tune", "tune a workload's schedule, recording every trial");
   add_task_options(cmd, &o->task);
-  cmd->add_option("--tuner", o->tuner, tuner::tuner_names() + " (default: xgb)");
-  cmd->add_option("--plan-size", o->tuner_settings.plan_size,
-                  "xgb tuners: trials per plan, the model is refit after each (default: 32)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--tuner", o->tuner, tuner::tuner_names());
+  add_bounded(cmd, "--plan-size", &o->tuner_settings.plan_size, 1, 1000000,
+              "xgb tuners: trials per plan, the model is refit after each");
   cmd->add_flag("--no-transfer", o->no_transfer,
                 "do not start the cost model from records of other workloads of the template");
-  cmd->add_option("--trials", o->trials, "trials per template (records already in the db count)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--early-stopping", o->early_stopping,
-                  "stop when the best config is this many trials old");
+  add_bounded(cmd, "--trials", &o->trials, 1, int64_t{1} << 40,
+              "trials per template (records already in the db count)");
+  add_bounded(cmd, "--early-stopping", &o->early_stopping, 1, int64_t{1} << 40,
+              "stop when the best config is this many trials old (default: never)");
   cmd->add_option("--db", o->db, "SQLite record store (created if absent)");
   cmd->add_option("--seed", o->seed, "seed of the tuner's randomness");
-  cmd->add_option("--threads", o->runner.threads,
-                  "threads of the kernels' parallel loops (default: one per core)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--n-parallel", o->n_parallel, "builder processes (default: one per core)");
-  cmd->add_option("--build-timeout", o->build_timeout_s, "seconds per build");
-  cmd->add_option("--number", o->runner.measure.time.number, "runs per timed repeat")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--repeat", o->runner.measure.time.repeat, "timed repeats")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--min-repeat-ms", o->runner.measure.time.min_repeat_ms,
-                  "grow number until a repeat lasts this long");
-  cmd->add_option("--timeout", o->runner.timeout_s, "seconds per kernel run");
-  cmd->add_option("--cooldown-interval", o->runner.cooldown_interval_s,
-                  "seconds to sleep after each measured config");
+  add_bounded(cmd, "--threads", &o->runner.threads, 1, 1024,
+              "threads of the kernels' parallel loops")
+      ->default_str("one per core");
+  add_bounded(cmd, "--n-parallel", &o->n_parallel, 1, max_n_parallel(),
+              "builder processes, at most 4 per core")
+      ->default_str("one per core");
+  add_bounded(cmd, "--build-timeout", &o->build_timeout_s, 0, 3600, "seconds per build",
+              /*min_exclusive=*/true);
+  add_bounded(cmd, "--number", &o->runner.measure.time.number, 1, 1000000, "runs per timed repeat");
+  add_bounded(cmd, "--repeat", &o->runner.measure.time.repeat, 1, 10000, "timed repeats");
+  add_bounded(cmd, "--min-repeat-ms", &o->runner.measure.time.min_repeat_ms, 0, 600000,
+              "grow number until a repeat lasts this long");
+  add_bounded(cmd, "--timeout", &o->runner.timeout_s, 0, 3600, "seconds per kernel run",
+              /*min_exclusive=*/true);
+  add_bounded(cmd, "--cooldown-interval", &o->runner.cooldown_interval_s, 0, 3600,
+              "seconds to sleep after each measured config");
   cmd->add_flag("--cache-flush", o->runner.measure.time.enable_cpu_cache_flush,
                 "flush inputs from the caches before each repeat");
   return [o] {
-    builder::Target target = value_or_exit(builder::Target::parse(o->task.target));
-    std::vector<Task> tasks = resolve_tasks(o->task);
+    ResolvedTasks resolved = resolve_tasks(o->task);
+    const builder::Target& target = resolved.target;
+    const std::vector<Task>& tasks = resolved.tasks;
     std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o->db));
     builder::LocalBuildPool builder({o->n_parallel, o->build_timeout_s});
     runner::LocalRunner runner(o->runner);
+    StopSignals stop;
     // Every task together; the wall time includes what happens between tasks (transfer learning).
     tuner::TuneTimes all_times;
     int64_t all_fresh = 0;
@@ -182,11 +223,12 @@ Command add_tune_command(CLI::App& app) {
       tuner::TuneOptions options;
       options.n_trial = o->trials;
       options.early_stopping = o->early_stopping;
+      options.stop_requested = [&stop] { return stop.requested(); };
       Result<tuner::TuneProgress> done =
           tuner::tune_task(*task.tmpl, task.workload, target, space, *search, builder, runner, *db,
                            options, [&](const tuner::TuneProgress& p) { progress.update(p); });
       progress.finish();
-      if (!done.ok()) throw UsageError{done.status().message()};
+      ok_or_exit(done.status());
       // Error counts of this run, from the store (the loop only keeps totals).
       store::RecordFilter filter;
       filter.target = target.to_string();
@@ -200,6 +242,12 @@ Command add_tune_command(CLI::App& app) {
       all_times.run_s += done->times.run_s;
       all_times.store_s += done->times.store_s;
       all_fresh += done->done - done->resumed;
+      if (done->interrupted || stop.requested()) {
+        std::printf("interrupted: %lld trials saved in %s (run the same command to resume)\n",
+                    static_cast<long long>(all_fresh), o->db.c_str());
+        std::fflush(stdout);
+        return kInterrupted;
+      }
     }
     if (tasks.size() > 1 && all_fresh > 0) {
       char label[64];

@@ -1,22 +1,49 @@
 #include "cli/common.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
 namespace kiln::cli {
+
+int exit_code_for(StatusCode code) {
+  switch (code) {
+    case StatusCode::kIo:
+      return kIoError;
+    case StatusCode::kInternal:
+      return kInternalError;
+    default:
+      return kUsageError;
+  }
+}
+
+builder::Target resolve_target(const std::string& text) {
+  return value_or_exit(builder::Target::parse(text));
+}
+
+void add_target_option(CLI::App* cmd, std::string* target, const std::string& help) {
+  cmd->add_option("--target", *target, help);
+}
 
 void add_task_options(CLI::App* cmd, TaskOptions* o, bool workload_required) {
   auto* w = cmd->add_option("--workload,-w", o->workload, "e.g. dense:M=1024,N=1024,K=1024");
   if (workload_required) w->required();
   cmd->add_option("--template", o->template_name,
-                  "one template of the operator (default: all of them)");
-  cmd->add_option("--target", o->target, "e.g. 'llvm -mcpu=znver5' (default: the host)");
+                  "one template of the operator (default: all of them; see `kiln templates`)");
+  add_target_option(cmd, &o->target,
+                    "e.g. 'llvm -mcpu=znver5' (default: llvm, the host's CPU and features)");
 }
 
-std::vector<Task> resolve_tasks(const TaskOptions& o) {
+ResolvedTasks resolve_tasks(const TaskOptions& o) {
+  ResolvedTasks out{resolve_target(o.target), {}};
   ops::Workload w = value_or_exit(ops::Workload::parse(o.workload));
-  std::vector<Task> tasks;
   for (const ops::Template* t : value_or_exit(ops::resolve_templates(w, o.template_name))) {
-    tasks.push_back({t, value_or_exit(t->normalize(w))});
+    out.tasks.push_back({t, value_or_exit(t->normalize(w))});
   }
-  return tasks;
+  return out;
 }
 
 ConfigEntity pick_config(const Task& task, const ConfigSpace& space, std::optional<int64_t> index,
@@ -29,6 +56,74 @@ ConfigEntity pick_config(const Task& task, const ConfigSpace& space, std::option
                      " is excluded by the space's filter"};
   }
   return *c;
+}
+
+namespace {
+
+std::string format_bound(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// A CLI11 validator (it sees the text before conversion) with kiln's message.
+CLI::Validator real_range(double min, double max, bool min_exclusive) {
+  std::string range =
+      std::string(min_exclusive ? "(" : "[") + format_bound(min) + ", " + format_bound(max) + "]";
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const char* begin = text.c_str();
+        char* end = nullptr;
+        errno = 0;
+        double v = std::strtod(begin, &end);
+        bool ok = end != begin && *end == '\0' && errno == 0 && std::isfinite(v) &&
+                  (min_exclusive ? v > min : v >= min) && v <= max;
+        return ok ? "" : "expected a finite number in " + range + ", got '" + text + "'";
+      },
+      "NUMBER in " + range);
+}
+
+CLI::Validator integer_range(int64_t min, int64_t max) {
+  std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const char* begin = text.c_str();
+        char* end = nullptr;
+        errno = 0;
+        long long v = std::strtoll(begin, &end, 10);
+        bool ok = end != begin && *end == '\0' && errno == 0 && v >= min && v <= max;
+        return ok ? "" : "expected an integer in " + range + ", got '" + text + "'";
+      },
+      "INT in " + range);
+}
+
+}  // namespace
+
+CLI::Option* add_bounded(CLI::App* cmd, const std::string& name, double* value, double min,
+                         double max, const std::string& help, bool min_exclusive) {
+  return cmd->add_option(name, *value, help)
+      ->check(real_range(min, max, min_exclusive))
+      ->capture_default_str();
+}
+
+CLI::Option* add_bounded(CLI::App* cmd, const std::string& name, int* value, int64_t min,
+                         int64_t max, const std::string& help) {
+  return cmd->add_option(name, *value, help)->check(integer_range(min, max))->capture_default_str();
+}
+
+CLI::Option* add_bounded(CLI::App* cmd, const std::string& name, int64_t* value, int64_t min,
+                         int64_t max, const std::string& help) {
+  return cmd->add_option(name, *value, help)->check(integer_range(min, max))->capture_default_str();
+}
+
+CLI::Option* add_bounded(CLI::App* cmd, const std::string& name, std::optional<int64_t>* value,
+                         int64_t min, int64_t max, const std::string& help) {
+  return cmd->add_option(name, *value, help)->check(integer_range(min, max));
+}
+
+int max_n_parallel() {
+  unsigned cores = std::thread::hardware_concurrency();
+  return 4 * static_cast<int>(cores == 0 ? 1 : cores);
 }
 
 }  // namespace kiln::cli

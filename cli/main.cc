@@ -1,5 +1,5 @@
-// The `kiln` command. Bad input (a workload, a config index, a target, a file) is one line on
-// stderr and exit code 2.
+// The `kiln` command. Bad input (a workload, a config index, a target, a file, an option's
+// value) is one line on stderr and exit code 2; see cli/common.h for the other exit codes.
 #include <cstdio>
 
 #include "cli/common.h"
@@ -7,12 +7,15 @@
 int main(int argc, char** argv) {
   using namespace kiln::cli;
   CLI::App app{"kiln: a schedule auto-tuner for tensor programs"};
+  app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
+  app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, Command>> commands;
   auto add = [&](Command (*f)(CLI::App&)) {
     Command c = f(app);
     commands.emplace_back(app.get_subcommands({}).back(), std::move(c));
   };
+  add(add_templates_command);
   add(add_space_command);
   add(add_show_command);
   add(add_measure_command);
@@ -30,9 +33,9 @@ int main(int argc, char** argv) {
     for (auto& [cmd, run] : commands) {
       if (cmd->parsed()) return run();
     }
-  } catch (const UsageError& e) {
+  } catch (const CommandError& e) {
     std::fprintf(stderr, "kiln: %s\n", e.message.c_str());
-    return kUsageError;
+    return e.exit_code;
   }
   return 0;
 }

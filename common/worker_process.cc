@@ -62,6 +62,11 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
     signal(SIGPIPE, SIG_IGN);
+    // A terminal's Ctrl-C (or a SIGTERM to the process group) is the parent's to handle: it
+    // finishes and commits what is in flight, then stops its workers. A worker that died of it
+    // would turn the config it was building or running into a false failure.
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
     close_inherited_fds(to_child[0], from_child[1]);
     serve(to_child[0], from_child[1]);
     _exit(0);

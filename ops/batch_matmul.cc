@@ -30,9 +30,6 @@ using ir::Stmt;
 
 constexpr std::string_view kName = "batch_matmul.x86";
 
-constexpr int64_t kMaxDim = int64_t{1} << 24;
-constexpr int64_t kMaxElements = int64_t{1} << 34;
-
 std::string str(int64_t v) { return std::to_string(v); }
 
 // Options of a "factors" split into `num_outputs` axes.
@@ -91,8 +88,8 @@ class BatchMatmul final : public Template {
                                                           {"K", std::nullopt, 1}}));
     Shape s = shape_of(out);
     if (s.b > kMaxDim || s.m > kMaxDim || s.n > kMaxDim || s.k > kMaxDim ||
-        s.b * std::max({s.m * s.k, s.n * s.k, s.m * s.n}) > kMaxElements) {
-      return InvalidArgument(where + "shape too large");
+        s.b * std::max({s.m * s.k, s.n * s.k, s.m * s.n}) > kMaxTensorElements) {
+      return InvalidArgument(where + kShapeLimitsText);
     }
     return out;
   }

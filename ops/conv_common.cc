@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <variant>
 
+#include "ops/limits.h"
+
 namespace kiln::ops::conv {
 
 namespace {
@@ -83,11 +85,11 @@ Result<Workload> normalize(const Workload& w, std::string_view template_name,
   if (g.p < 1) return too_small("height", "H", g.h, "pad_h", g.pad_h, "R", g.r);
   if (g.q < 1) return too_small("width", "W", g.w, "pad_w", g.pad_w, "S", g.s);
   // Every tensor (and so every flat index) must stay far below int64 overflow.
-  constexpr double kMaxElements = double(int64_t{1} << 34);
+  constexpr double kMaxElements = double(kMaxTensorElements);
   if (double(g.n) * g.c * (g.h + 2 * g.pad_h) * (g.w + 2 * g.pad_w) > kMaxElements ||
       double(g.k) * g.c * g.r * g.s > kMaxElements ||
       double(g.n) * g.k * g.p * g.q > kMaxElements) {
-    return InvalidArgument(where + "tensors of more than 2^34 elements are not supported");
+    return InvalidArgument(where + kShapeLimitsText);
   }
   return out;
 }

@@ -28,12 +28,6 @@ using ir::Expr;
 using ir::LoopKind;
 using ir::Stmt;
 
-// Limits that keep every accepted config compilable and sane; configs beyond them are
-// InstantiationErrors, as AutoTVM rejects configs its schedule cannot realize.
-
-constexpr int64_t kMaxDim = int64_t{1} << 24;
-constexpr int64_t kMaxElements = int64_t{1} << 34;
-
 std::string str(int64_t v) { return std::to_string(v); }
 
 // Options of a "factors" split into `num_outputs` axes.
@@ -130,9 +124,9 @@ class DenseBase : public Template {
                                                           {"bias", 0, 0}}));
     if (out.at("bias") > 1) return InvalidArgument(where + "bias must be 0 or 1");
     int64_t m = out.at("M"), n = out.at("N"), k = out.at("K");
-    if (m > kMaxDim || n > kMaxDim || k > kMaxDim || m * k > kMaxElements || n * k > kMaxElements ||
-        m * n > kMaxElements) {
-      return InvalidArgument(where + "shape too large");
+    if (m > kMaxDim || n > kMaxDim || k > kMaxDim || m * k > kMaxTensorElements ||
+        n * k > kMaxTensorElements || m * n > kMaxTensorElements) {
+      return InvalidArgument(where + kShapeLimitsText);
     }
     return out;
   }

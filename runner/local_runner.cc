@@ -49,6 +49,20 @@ MeasureResult decode_result(const std::string& bytes) {
   return m;
 }
 
+// "out of memory ..." for a task whose reference data does not fit in this process.
+std::string out_of_memory(const ops::Template& tmpl, const ops::Workload& w) {
+  double bytes = 0;
+  for (const auto& specs : {tmpl.inputs(w), tmpl.outputs(w)}) {
+    for (const ops::TensorSpec& t : specs) bytes += 4.0 * static_cast<double>(t.num_elements());
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "out of memory: the runner process could not allocate the task's tensors "
+                "(%.2f GiB of inputs and outputs, twice that with the reference)",
+                bytes / (1 << 30));
+  return buf;
+}
+
 // The child: holds the reference data of the tasks it was asked to prepare and measures the
 // kernels it is sent.
 void serve(const RunnerOptions& options, int request_fd, int response_fd) {
@@ -66,12 +80,20 @@ void serve(const RunnerOptions& options, int request_fd, int response_fd) {
     if (!tmpl || !w.ok()) {
       result.error = MeasureError::kRuntimeDevice;
       result.message = "runner process: unknown task " + template_name;
-    } else if (kind == kPrepare) {
-      references.get(*tmpl, *w, options.measure.input_seed);
     } else {
-      builder::BuildResult built = builder::BuildResult::decode(r);
-      result = run_built_kernel(built, references.get(*tmpl, *w, options.measure.input_seed),
-                                options.measure, pool, /*timed=*/true);
+      try {
+        if (kind == kPrepare) {
+          references.get(*tmpl, *w, options.measure.input_seed);
+        } else {
+          builder::BuildResult built = builder::BuildResult::decode(r);
+          result = run_built_kernel(built, references.get(*tmpl, *w, options.measure.input_seed),
+                                    options.measure, pool, /*timed=*/true);
+        }
+      } catch (const std::bad_alloc&) {
+        result = MeasureResult{};
+        result.error = MeasureError::kRuntimeDevice;
+        result.message = out_of_memory(*tmpl, *w);
+      }
     }
     wire::Writer reply;
     encode_result(result, reply);
@@ -139,6 +161,10 @@ Status LocalRunner::await_prepared(const builder::MeasureInput& input) {
     if (worker_->receive(kPrepareTimeoutS, &reply, &why) != WorkerProcess::Outcome::kReply) {
       restart_worker();
       return RuntimeError("the runner process failed computing the reference: " + why);
+    }
+    if (MeasureResult failed = decode_result(reply); failed.error != MeasureError::kNoError) {
+      preparing_.clear();
+      return RuntimeError(failed.message);
     }
     prepared_.insert(preparing_);
     preparing_.clear();

@@ -168,7 +168,10 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     p.times.wall_s = seconds_since(start);
     if (on_batch) on_batch(p);
 
-    if (stop_early()) {
+    if (options.stop_requested && options.stop_requested()) {
+      abandon_started();
+      p.interrupted = true;
+    } else if (stop_early()) {
       abandon_started();
     } else if (started.empty()) {
       start_next();

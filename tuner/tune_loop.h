@@ -29,6 +29,10 @@ struct TuneOptions {
   // With pipelining, batches started ahead of the one being measured, at most. Several, so
   // that a config slow to build is absorbed by the cooldowns of the configs before it.
   int build_ahead = 16;
+  // Asked after each committed batch; when it returns true, the batches built ahead are
+  // abandoned (never measured, never recorded) and tune_task returns what is committed, with
+  // TuneProgress::interrupted set. E.g. a SIGINT flag.
+  std::function<bool()> stop_requested;
 };
 
 // Where the wall time of a tuning run went.
@@ -50,6 +54,7 @@ struct TuneProgress {
   int64_t errors = 0;                 // failed trials of this run
   int64_t consecutive_errors = 0;
   TuneTimes times;
+  bool interrupted = false;  // stopped by TuneOptions::stop_requested
 };
 
 // Tunes (tmpl, workload) on `target`. Fails only when the store cannot be read or written (a
