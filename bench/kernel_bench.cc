@@ -37,7 +37,7 @@
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
 #include "store/record_store.h"
-#include "tuner/tune_loop.h"
+#include "tuner/tune_job.h"
 
 namespace kiln::bench {
 namespace {
@@ -161,31 +161,34 @@ Best tune(const ops::Workload& raw, const Args& args, const builder::Target& tar
   options.cooldown_interval_s = 0;
   options.threads = args.threads;
   runner::LocalRunner runner(options);
-  for (const ops::Template* t : ops::templates_for_op(raw.op)) {
-    ops::Workload w = *t->normalize(raw);
-    ConfigSpace space = t->space(w);
-    tuner::RandomTuner search(space, args.seed);
-    tuner::TuneOptions tune_options;
-    tune_options.n_trial = args.trials;
-    tune_options.source = "kernel_bench";
-    Result<tuner::TuneProgress> p =
-        tuner::tune_task(*t, w, target, space, search, builder, runner, db, tune_options);
-    if (!p.ok()) {
-      std::fprintf(stderr, "kernel_bench: %s\n", p.status().message().c_str());
-      continue;
-    }
+  std::vector<tuner::TuneJobTask> tasks;
+  for (const ops::Template* t : ops::templates_for_op(raw.op))
+    tasks.push_back({t, *t->normalize(raw)});
+  tuner::TuneJobOptions job_options;
+  job_options.tuner = "random";
+  job_options.seed = args.seed;
+  job_options.loop.n_trial = args.trials;
+  job_options.loop.source = "kernel_bench";
+  tuner::TuneJob job(std::move(tasks), target, job_options);
+  Result<tuner::TuneJobResult> result = job.run(builder, runner, db);
+  if (!result.ok()) {
+    std::fprintf(stderr, "kernel_bench: %s\n", result.status().message().c_str());
+    return best;
+  }
+  for (const tuner::TuneTaskOutcome& outcome : result->tasks) {
+    const tuner::TuneProgress& p = outcome.progress;
     store::RecordFilter filter;
     filter.target = target.to_string();
-    filter.task_name = std::string(t->name());
-    filter.workload = w.to_string();
-    best.tried += p->done;
+    filter.task_name = std::string(outcome.task.tmpl->name());
+    filter.workload = outcome.task.workload.to_string();
+    best.tried += p.done;
     filter.only_ok = true;
     Result<int64_t> valid = db.count(filter);
     best.valid += valid.ok() ? *valid : 0;
-    if (p->best && p->best_flops > best_flops) {
-      best_flops = p->best_flops;
-      best.tmpl = t;
-      best.config = space.get(p->best->config_index);
+    if (p.best && p.best_flops > best_flops) {
+      best_flops = p.best_flops;
+      best.tmpl = outcome.task.tmpl;
+      best.config = outcome.task.tmpl->space(outcome.task.workload).get(p.best->config_index);
     }
   }
   return best;

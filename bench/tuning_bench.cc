@@ -38,7 +38,7 @@
 #include "store/record_store.h"
 #include "tuner/make_tuner.h"
 #include "tuner/model_based_tuner.h"
-#include "tuner/tune_loop.h"
+#include "tuner/tune_job.h"
 #include "tuner/xgb_tuner.h"
 
 namespace kiln::bench {
@@ -105,30 +105,21 @@ RunResult tune(const BenchTask& bt, const std::string& tuner_name, int64_t trial
     std::fprintf(stderr, "tuning_bench: %s\n", db.status().message().c_str());
     std::exit(1);
   }
-  auto search = tuner::make_tuner(tuner_name, {*tmpl, w, space, {target.simd_lanes()}}, args.seed,
-                                  args.settings);
-  if (!search.ok()) {
-    std::fprintf(stderr, "tuning_bench: %s\n", search.status().message().c_str());
-    std::exit(2);
-  }
-  if (transfer) {
-    auto* model_tuner = dynamic_cast<tuner::XgbTuner*>(search->get());
-    auto report = model_tuner ? model_tuner->transfer_from(*transfer)
-                              : Result<tuner::TransferReport>(InvalidArgument("not an xgb tuner"));
-    if (!report.ok() || !report->used) {
-      std::fprintf(stderr, "tuning_bench: transfer learning did not happen: %s\n",
-                   report.ok() ? "too few records" : report.status().message().c_str());
-      std::exit(1);
-    }
-  }
-  tuner::TuneOptions options;
-  options.n_trial = trials;
-  options.source = "tuning_bench:" + tuner_name;
-  auto p = tuner::tune_task(*tmpl, w, target, space, **search, builder, runner, **db, options);
-  if (!p.ok()) {
-    std::fprintf(stderr, "tuning_bench: %s\n", p.status().message().c_str());
+  tuner::TuneJobOptions job_options;
+  job_options.tuner = tuner_name;
+  job_options.tuner_settings = args.settings;
+  job_options.seed = args.seed;
+  job_options.transfer = false;  // only the transfer experiment transfers, from its own records
+  job_options.transfer_records = transfer;
+  job_options.loop.n_trial = trials;
+  job_options.loop.source = "tuning_bench:" + tuner_name;
+  tuner::TuneJob job({{tmpl, w}}, target, job_options);
+  auto result = job.run(builder, runner, **db);
+  if (!result.ok()) {
+    std::fprintf(stderr, "tuning_bench: %s\n", result.status().message().c_str());
     std::exit(1);
   }
+  const tuner::TuneProgress* p = &result->tasks.front().progress;
   out.fresh = p->done > p->resumed;
   out.wall_s = p->times.wall_s;
   out.overhead_s = p->times.tuner_s();

@@ -3,19 +3,18 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <stop_token>
 
 #include "builder/build_pool.h"
 #include "cli/common.h"
 #include "runner/local_runner.h"
 #include "store/record_store.h"
 #include "tuner/make_tuner.h"
-#include "tuner/tune_loop.h"
-#include "tuner/xgb_tuner.h"
+#include "tuner/tune_job.h"
 
 namespace kiln::cli {
 
@@ -38,10 +37,14 @@ struct TuneCommandOptions {
 // Ctrl-C (SIGINT) or SIGTERM: the batch being measured is committed, then tuning stops. A
 // second signal ends the process at once (the default action is restored): what is committed is
 // safe either way, since every batch is one transaction.
-std::atomic<bool> g_stop_requested{false};
+//
+// The handler calls std::stop_source::request_stop. libstdc++ implements it with atomic
+// operations on the stop state; its internal lock is only contended by stop_callback
+// registration, which kiln never does, so the call cannot block in a handler.
+std::stop_source* g_stop_source = nullptr;
 
 void on_stop_signal(int sig) {
-  g_stop_requested.store(true);
+  if (g_stop_source) g_stop_source->request_stop();
   signal(sig, SIG_DFL);
   const char msg[] =
       "\nkiln: interrupting: finishing the batch being measured (again to stop at once)\n";
@@ -49,11 +52,11 @@ void on_stop_signal(int sig) {
   (void)ignored;
 }
 
-// Installs on_stop_signal for the lifetime of a tuning run.
+// Turns SIGINT and SIGTERM into a stop request for the lifetime of a tuning run.
 class StopSignals {
  public:
   StopSignals() {
-    g_stop_requested.store(false);
+    g_stop_source = &source_;
     struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
@@ -63,10 +66,12 @@ class StopSignals {
   ~StopSignals() {
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
+    g_stop_source = nullptr;
   }
-  bool requested() const { return g_stop_requested.load(); }
+  std::stop_token token() const { return source_.get_token(); }
 
  private:
+  std::stop_source source_;
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
 };
@@ -107,8 +112,10 @@ void print_times(const char* label, const tuner::TuneTimes& t, int64_t fresh, do
       t.run_s, pct(t.run_s), cooldown_s, t.store_s, pct(t.store_s), t.tuner_s(), pct(t.tuner_s()));
 }
 
-void print_summary(const Task& task, const tuner::TuneProgress& p,
-                   const std::map<int, int64_t>& errors_by_code, double cooldown_s) {
+void print_summary(const tuner::TuneTaskOutcome& outcome, double cooldown_s) {
+  const tuner::TuneJobTask& task = outcome.task;
+  const tuner::TuneProgress& p = outcome.progress;
+  const std::map<int, int64_t>& errors_by_code = outcome.errors_by_code;
   int64_t fresh = p.done - p.resumed;
   std::printf("%s %s: %lld trials (%lld resumed from the store, %lld new)\n",
               std::string(task.tmpl->name()).c_str(), task.workload.to_string().c_str(),
@@ -132,28 +139,20 @@ void print_summary(const Task& task, const tuner::TuneProgress& p,
   if (fresh > 0) print_times("  time:", p.times, fresh, cooldown_s);
 }
 
-// Transfer learning: the records of the template's other workloads train the cost model's base
-// model (AutoTVM's load_history), when there are enough of them.
-void transfer(tuner::XgbTuner& model_tuner, const Task& task, store::RecordStore& db) {
-  store::RecordFilter filter;
-  filter.task_name = std::string(task.tmpl->name());
-  std::vector<store::Record> others;
-  for (store::Record& r : value_or_exit(db.records(filter))) {
-    if (r.workload != task.workload.to_string()) others.push_back(std::move(r));
-  }
-  if (others.empty()) return;
-  Result<tuner::TransferReport> report = model_tuner.transfer_from(others);
-  if (!report.ok()) {
-    std::printf("transfer learning skipped: %s\n", report.status().message().c_str());
-  } else if (report->used) {
+// Transfer learning's outcome, as kiln tune has always said it.
+void print_transfer(const tuner::TuneTaskOutcome& outcome) {
+  std::string name(outcome.task.tmpl->name());
+  if (!outcome.transfer) {
+    std::printf("transfer learning skipped: %s\n", outcome.transfer_skipped.c_str());
+  } else if (outcome.transfer->used) {
     std::printf("transfer learning: base model from %lld records of other %s workloads (%.2f s)\n",
-                static_cast<long long>(report->usable), std::string(task.tmpl->name()).c_str(),
-                report->seconds);
+                static_cast<long long>(outcome.transfer->usable), name.c_str(),
+                outcome.transfer->seconds);
   } else {
     std::printf(
         "transfer learning: only %lld usable records of other %s workloads (500 needed); "
         "starting from scratch\n",
-        static_cast<long long>(report->usable), std::string(task.tmpl->name()).c_str());
+        static_cast<long long>(outcome.transfer->usable), name.c_str());
   }
 }
 
@@ -194,67 +193,49 @@ Command add_tune_command(CLI::App& app) {
                 "flush inputs from the caches before each repeat");
   return [o] {
     ResolvedTasks resolved = resolve_tasks(o->task);
-    const builder::Target& target = resolved.target;
-    const std::vector<Task>& tasks = resolved.tasks;
+    std::vector<tuner::TuneJobTask> tasks;
+    for (const Task& t : resolved.tasks) tasks.push_back({t.tmpl, t.workload});
+    tuner::TuneJobOptions options;
+    options.tuner = o->tuner;
+    options.tuner_settings = o->tuner_settings;
+    options.seed = o->seed;
+    options.transfer = !o->no_transfer;
+    options.loop.n_trial = o->trials;
+    options.loop.early_stopping = o->early_stopping;
+    tuner::TuneJob job(std::move(tasks), resolved.target, options);
+
     std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o->db));
     builder::LocalBuildPool builder({o->n_parallel, o->build_timeout_s});
     runner::LocalRunner runner(o->runner);
     StopSignals stop;
-    // Every task together; the wall time includes what happens between tasks (transfer learning).
-    tuner::TuneTimes all_times;
-    int64_t all_fresh = 0;
-    auto all_start = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      const Task& task = tasks[i];
-      ConfigSpace space = task.tmpl->space(task.workload);
-      std::unique_ptr<tuner::Tuner> search = value_or_exit(
-          tuner::make_tuner(o->tuner, {*task.tmpl, task.workload, space, {target.simd_lanes()}},
-                            o->seed, o->tuner_settings));
-      if (auto* model_tuner = dynamic_cast<tuner::XgbTuner*>(search.get());
-          model_tuner && !o->no_transfer) {
-        transfer(*model_tuner, task, *db);
-      }
+    std::unique_ptr<Progress> progress;
+    double cooldown_before = 0;
+    tuner::TuneJobEvents events;
+    events.task_started = [&](size_t i, const tuner::TuneJobTask& task) {
       char prefix[256];
-      std::snprintf(prefix, sizeof prefix, "[Task %2zu/%2zu] %s", i + 1, tasks.size(),
+      std::snprintf(prefix, sizeof prefix, "[Task %2zu/%2zu] %s", i + 1, job.tasks().size(),
                     std::string(task.tmpl->name()).c_str());
-      Progress progress(prefix);
-      std::map<int, int64_t> errors;
-      double cooldown_before = runner.cooldown_seconds();
-      tuner::TuneOptions options;
-      options.n_trial = o->trials;
-      options.early_stopping = o->early_stopping;
-      options.stop_requested = [&stop] { return stop.requested(); };
-      Result<tuner::TuneProgress> done =
-          tuner::tune_task(*task.tmpl, task.workload, target, space, *search, builder, runner, *db,
-                           options, [&](const tuner::TuneProgress& p) { progress.update(p); });
-      progress.finish();
-      ok_or_exit(done.status());
-      // Error counts of this run, from the store (the loop only keeps totals).
-      store::RecordFilter filter;
-      filter.target = target.to_string();
-      filter.task_name = std::string(task.tmpl->name());
-      filter.workload = task.workload.to_string();
-      for (const store::Record& r : value_or_exit(db->records(filter))) {
-        if (r.error_no != 0) ++errors[r.error_no];
-      }
-      print_summary(task, *done, errors, runner.cooldown_seconds() - cooldown_before);
-      all_times.build_s += done->times.build_s;
-      all_times.run_s += done->times.run_s;
-      all_times.store_s += done->times.store_s;
-      all_fresh += done->done - done->resumed;
-      if (done->interrupted || stop.requested()) {
-        std::printf("interrupted: %lld trials saved in %s (run the same command to resume)\n",
-                    static_cast<long long>(all_fresh), o->db.c_str());
-        std::fflush(stdout);
-        return kInterrupted;
-      }
+      progress = std::make_unique<Progress>(prefix);
+      cooldown_before = runner.cooldown_seconds();
+    };
+    events.transfer_done = [](size_t, const tuner::TuneTaskOutcome& t) { print_transfer(t); };
+    events.batch_committed = [&](size_t, const tuner::TuneProgress& p) { progress->update(p); };
+    events.task_finished = [&](size_t, const tuner::TuneTaskOutcome& t) {
+      progress->finish();
+      print_summary(t, runner.cooldown_seconds() - cooldown_before);
+    };
+    tuner::TuneJobResult result =
+        value_or_exit(job.run(builder, runner, *db, events, stop.token()));
+    if (result.interrupted) {
+      std::printf("interrupted: %lld trials saved in %s (run the same command to resume)\n",
+                  static_cast<long long>(result.fresh), o->db.c_str());
+      std::fflush(stdout);
+      return kInterrupted;
     }
-    if (tasks.size() > 1 && all_fresh > 0) {
+    if (job.tasks().size() > 1 && result.fresh > 0) {
       char label[64];
-      std::snprintf(label, sizeof label, "all %zu tasks:", tasks.size());
-      all_times.wall_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - all_start).count();
-      print_times(label, all_times, all_fresh, runner.cooldown_seconds());
+      std::snprintf(label, sizeof label, "all %zu tasks:", job.tasks().size());
+      print_times(label, result.times, result.fresh, runner.cooldown_seconds());
     }
     return 0;
   };
