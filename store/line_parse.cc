@@ -18,6 +18,14 @@ Result<json> parse_json(std::string_view text) {
         why.rfind("[json.exception", 0) == 0 && tag_end != std::string::npos) {
       why = why.substr(tag_end + 2);
     }
+    // Python's json.dumps writes a non-finite float as NaN / Infinity, which JSON has no word for.
+    for (const char* python_literal : {"NaN", "Infinity"}) {
+      if (text.find(python_literal) != std::string_view::npos) {
+        why += "; the line holds Python's " + std::string(python_literal) +
+               ", and kiln needs finite numbers";
+        break;
+      }
+    }
     return InvalidArgument("not valid JSON (" + why + ")");
   }
 }
