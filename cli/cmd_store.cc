@@ -146,9 +146,10 @@ Command add_import_command(CLI::App& app) {
     // Re-importing a file is harmless (all duplicates, exit 0); a file of nothing but bad
     // records is an error, so that a script does not take it for imported.
     if (report.all_rejected()) {
-      throw UsageError{"nothing imported from " + o->file + ": all " +
-                       std::to_string(report.skipped.size()) +
-                       " record lines were rejected (reasons above)"};
+      throw CommandError{"nothing imported from " + o->file + ": all " +
+                             std::to_string(report.skipped.size()) +
+                             " record lines were rejected (reasons above)",
+                         kUsageError};
     }
     return 0;
   };
