@@ -134,10 +134,23 @@ Command add_import_command(CLI::App& app) {
         value_or_exit(store::import_file(*db, o->file, "import:" + o->file));
     for (const std::string& s : report.warnings) std::fprintf(stderr, "%s\n", s.c_str());
     for (const std::string& s : report.skipped) std::fprintf(stderr, "%s\n", s.c_str());
+    if (report.record_lines() == 0) {
+      std::printf("no records in %s (%lld lines, all blank or comments)\n", o->file.c_str(),
+                  static_cast<long long>(report.lines));
+      return 0;
+    }
     std::printf("imported %lld records from %s (%lld lines, %lld duplicates, %zu skipped)\n",
                 static_cast<long long>(report.imported), o->file.c_str(),
                 static_cast<long long>(report.lines), static_cast<long long>(report.duplicates),
                 report.skipped.size());
+    // Re-importing a file is harmless (all duplicates, exit 0); a file of nothing but bad
+    // records is an error, so that a script does not take it for imported.
+    if (report.all_rejected()) {
+      throw CommandError{"nothing imported from " + o->file + ": all " +
+                             std::to_string(report.skipped.size()) +
+                             " record lines were rejected (reasons above)",
+                         kUsageError};
+    }
     return 0;
   };
 }

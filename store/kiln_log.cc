@@ -3,6 +3,7 @@
 #include "store/line_parse.h"
 #include "store/py_json.h"
 #include "store/tvm_args.h"
+#include "store/tvm_target.h"
 
 namespace kiln::store {
 
@@ -72,6 +73,10 @@ Result<ImportedLine> parse_kiln_json(const json& row) {
   r.error_no = static_cast<int>(error_no);
 
   KILN_ASSIGN_OR_RETURN(const ops::Template* tmpl, template_for_task(r.task_name));
+  KILN_RETURN_IF_ERROR(check_target_for_task(r.target, r.task_name));
+  if (r.error_no == static_cast<int>(MeasureError::kNoError)) {
+    KILN_RETURN_IF_ERROR(line::check_success_costs(r.costs, "\"costs\""));
+  }
   KILN_ASSIGN_OR_RETURN(ops::Workload workload, normalized_workload(*tmpl, workload_text));
   r.workload = workload.to_string();
   KILN_RETURN_IF_ERROR(

@@ -24,7 +24,8 @@ inline constexpr int kKilnRecordVersion = 1;
 Result<std::string> to_kiln_line(const Record& record);
 
 // Reads one kiln log line. Every field but "id" is required and type-checked; the task must be
-// one of kiln's templates, the workload valid for it (stored normalized) and the entities a
+// one of kiln's templates, the target one it runs on (check_target_for_task), a success's costs
+// positive and finite, the workload valid for it (stored normalized) and the entities a
 // config of its space (a differing config_index is a warning, as for TVM lines). The line's "id"
 // is ignored (the store assigns ids); its "source" is kept.
 Result<ImportedLine> parse_kiln_line(std::string_view line);

@@ -1,5 +1,9 @@
 #include "store/line_parse.h"
 
+#include <cmath>
+
+#include "store/py_json.h"
+
 namespace kiln::store::line {
 
 using nlohmann::json;
@@ -13,6 +17,14 @@ Result<json> parse_json(std::string_view text) {
     if (size_t tag_end = why.find("] ");
         why.rfind("[json.exception", 0) == 0 && tag_end != std::string::npos) {
       why = why.substr(tag_end + 2);
+    }
+    // Python's json.dumps writes a non-finite float as NaN / Infinity, which JSON has no word for.
+    for (const char* python_literal : {"NaN", "Infinity"}) {
+      if (text.find(python_literal) != std::string_view::npos) {
+        why += "; the line holds Python's " + std::string(python_literal) +
+               ", and kiln needs finite numbers";
+        break;
+      }
     }
     return InvalidArgument("not valid JSON (" + why + ")");
   }
@@ -73,6 +85,20 @@ Result<std::vector<double>> as_numbers(const json& v, std::string_view what) {
     out.push_back(x);
   }
   return out;
+}
+
+Status check_success_costs(const std::vector<double>& costs, std::string_view what) {
+  if (costs.empty()) return InvalidArgument(std::string(what) + " is empty for a success");
+  for (size_t i = 0; i < costs.size(); ++i) {
+    if (!(std::isfinite(costs[i]) && costs[i] > 0)) {
+      std::string value = std::isnan(costs[i])   ? "nan"
+                          : std::isinf(costs[i]) ? (costs[i] > 0 ? "inf" : "-inf")
+                                                 : py_float_repr(costs[i]);
+      return InvalidArgument(std::string(what) + "[" + std::to_string(i) + "] is " + value +
+                             ": a success needs positive, finite costs (seconds per run)");
+    }
+  }
+  return Status::Ok();
 }
 
 Status resolve_config(const ops::Template& tmpl, const ops::Workload& workload,

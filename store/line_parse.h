@@ -36,6 +36,10 @@ Result<int64_t> as_int(const nlohmann::json& v, std::string_view what);
 Result<double> as_number(const nlohmann::json& v, std::string_view what);
 Result<std::vector<double>> as_numbers(const nlohmann::json& v, std::string_view what);
 
+// The costs of a successful measurement: at least one, each a positive finite number of seconds
+// (a cost of 0 would rank as infinitely fast and print "inf GFLOPS"). `what` names the list.
+Status check_success_costs(const std::vector<double>& costs, std::string_view what);
+
 // Checks `entity_list` against the space of (tmpl, workload) and fills the record's
 // config_index and entities with the space's canonical form (knob definition order). When
 // `logged_index` differs from the index of the entities, adds a warning and keeps the latter.

@@ -32,6 +32,14 @@ struct ImportReport {
   // duplicate, blank or a comment.
   std::vector<std::string> skipped;
   std::vector<std::string> warnings;  // "FILE:LINE: warning: ..." (the record was imported)
+
+  // Lines that hold a record (neither blank nor a comment): each is imported, a duplicate, or
+  // skipped.
+  int64_t record_lines() const {
+    return imported + duplicates + static_cast<int64_t>(skipped.size());
+  }
+  // The file had records but every one was rejected: nothing of it is in the store.
+  bool all_rejected() const { return !skipped.empty() && imported == 0 && duplicates == 0; }
 };
 
 // Imports a log file into `store`, line by line:

@@ -11,6 +11,26 @@ namespace kiln::store {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
+namespace {
+
+// TVM's all_cost of a timeout (and of a builder process that died) is the builder's or runner's
+// `timeout` setting itself, an int unless the user passed a float (measure_methods.py:
+// MeasureResult(..., BUILD_TIMEOUT, self.timeout, time.time())), so json.dumps writes `10`, not
+// `10.0`. Every other all_cost is a float, a difference of time.time() values.
+ordered_json tvm_all_cost(int error_no, double all_cost) {
+  bool from_timeout_setting = error_no == static_cast<int>(MeasureError::kBuildTimeout) ||
+                              error_no == static_cast<int>(MeasureError::kRunTimeout) ||
+                              error_no == static_cast<int>(MeasureError::kRuntimeDevice);
+  constexpr double kExactIntLimit = 9007199254740992.0;  // 2^53: every integer below is exact
+  if (from_timeout_setting && std::isfinite(all_cost) && std::abs(all_cost) < kExactIntLimit &&
+      all_cost == std::floor(all_cost)) {
+    return static_cast<int64_t>(all_cost);
+  }
+  return all_cost;
+}
+
+}  // namespace
+
 Result<std::string> format_tvm_line(std::string_view tvm_target, std::string_view task_name,
                                     const json& args, const ordered_json& config,
                                     const std::vector<double>& costs, int error_no, double all_cost,
@@ -28,7 +48,8 @@ Result<std::string> format_tvm_line(std::string_view tvm_target, std::string_vie
                                       ordered_json::parse(line::dump(args), nullptr, false),
                                       ordered_json::object()});
   row["config"] = config;
-  row["result"] = ordered_json::array({result_costs, error_no, all_cost, timestamp});
+  row["result"] =
+      ordered_json::array({result_costs, error_no, tvm_all_cost(error_no, all_cost), timestamp});
   row["version"] = kTvmLogVersion;
   row["tvm_version"] = std::string(tvm_version);
   return py_json_dumps(row);
@@ -85,12 +106,22 @@ Result<ImportedLine> parse_tvm_json(const json& row) {
   if (!args.is_array()) {
     return InvalidArgument("input[2] (args) must be a list, got " + line::dump(args));
   }
-  if (!(*input)[3].is_object()) {
-    return InvalidArgument("input[3] (kwargs) must be an object, got " + line::dump((*input)[3]));
+  const json& kwargs = (*input)[3];
+  if (!kwargs.is_object()) {
+    return InvalidArgument("input[3] (kwargs) must be an object, got " + line::dump(kwargs));
   }
   r.target = kiln_target_from_tvm(tvm_target);
   if (r.target.empty()) return InvalidArgument("input[0] (target) is empty");
   KILN_ASSIGN_OR_RETURN(const ops::Template* tmpl, template_for_task(r.task_name));
+  // TVM's TOPI tasks are created without kwargs (autotvm.md §2); kiln's tasks take none, so
+  // keyword arguments describe a task kiln does not model, and dropping them would file the
+  // measurement under a different task.
+  if (!kwargs.empty()) {
+    return InvalidArgument("input[3] (kwargs) " + line::dump(kwargs) + " is not empty: task " +
+                           r.task_name + " in kiln takes no keyword arguments");
+  }
+  Status target_fits = check_target_for_task(r.target, r.task_name);
+  if (!target_fits.ok()) return InvalidArgument("input[0] (target): " + target_fits.message());
   KILN_ASSIGN_OR_RETURN(ops::Workload workload, workload_from_tvm_args(*tmpl, args));
   r.workload = workload.to_string();
   r.flop = tmpl->flop(workload);
@@ -120,10 +151,14 @@ Result<ImportedLine> parse_tvm_json(const json& row) {
   }
   r.error_no = static_cast<int>(error_no);
   if (r.error_no == static_cast<int>(MeasureError::kNoError)) {
-    if (costs.empty()) return InvalidArgument("result[0] (costs) is empty for a success");
+    KILN_RETURN_IF_ERROR(line::check_success_costs(costs, "result[0] (costs)"));
     r.costs = std::move(costs);
   } else {
     r.error_msg = std::string("imported from a TVM log: ") + error_no_name(r.error_no);
+    if (costs != std::vector<double>{kTvmFailedCost}) {
+      out.warnings.push_back("result[0] (costs) " + line::dump((*result)[0]) +
+                             " of a failed measurement dropped (TVM writes [1e9] there)");
+    }
   }
   Status valid = validate_record(r);
   if (!valid.ok()) return valid;

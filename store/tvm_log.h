@@ -30,7 +30,9 @@ struct ImportedLine {
 
 // The lower-level formatter: one TVM line from its parts. `config` is ConfigEntity::to_json()
 // ({"index", "code_hash", "entity"} in that order). When error_no != 0 the costs are written as
-// [1e9], as TVM does. Errors: a non-finite number anywhere.
+// [1e9], as TVM does. The all_cost of a timeout (BUILD_TIMEOUT, RUN_TIMEOUT, and RUNTIME_DEVICE,
+// which TVM's builder also uses for a dead worker) is TVM's timeout setting, an int: when it is a
+// whole number it is written as one (`10`, not `10.0`). Errors: a non-finite number anywhere.
 Result<std::string> format_tvm_line(std::string_view tvm_target, std::string_view task_name,
                                     const nlohmann::json& args,
                                     const nlohmann::ordered_json& config,
@@ -49,12 +51,15 @@ Result<std::string> to_tvm_line(const Record& record, const nlohmann::json& args
 
 // Reads one TVM log line. Every field is checked; the error says which one is wrong and how:
 // not JSON, a v0.1 row ({"i", "r", "v": 0.1}, which TVM itself no longer reads), a missing key, a
-// wrong type, an unknown task name, args kiln cannot represent, an entity list that is not a
-// config of the task's space, an error_no outside 0..8, a success without costs.
+// wrong type, an unknown task name, a target the task's template does not run on (a cuda target
+// on an x86 template), non-empty kwargs (kiln's tasks take none), args kiln cannot represent, an
+// entity list that is not a config of the task's space, an error_no outside 0..8, a success
+// whose costs are empty or not all positive and finite.
 // The record's config index and entities come from the entity list (TVM's own reader rebuilds the
 // config from the entities too): a different "index" in the line is a WARNING, because it means
 // only that the index convenience differs, while the entities name the config exactly. Costs of a
 // failed measurement (TVM's [1e9]) become an empty list; its error_msg says it came from TVM.
+// Other costs on a failed measurement are dropped with a warning.
 Result<ImportedLine> parse_tvm_line(std::string_view line);
 // Same, for a line already parsed as JSON.
 Result<ImportedLine> parse_tvm_json(const nlohmann::json& row);

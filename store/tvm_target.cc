@@ -13,6 +13,7 @@ struct ParsedTarget {
   std::string kind;
   std::string keys;                          // value of -keys=, empty when absent
   std::map<std::string, std::string> attrs;  // "-name" -> full option text "-name=value"
+  std::vector<std::string> malformed;        // words that are not "-name=value"
 };
 
 ParsedTarget parse(std::string_view text) {
@@ -21,9 +22,14 @@ ParsedTarget parse(std::string_view text) {
   in >> t.kind;
   std::string word;
   while (in >> word) {
-    std::string name = word.substr(0, word.find('='));
+    size_t eq = word.find('=');
+    if (word.size() < 2 || word[0] != '-' || eq == std::string::npos || eq < 2) {
+      t.malformed.push_back(word);
+      continue;
+    }
+    std::string name = word.substr(0, eq);
     if (name == "-keys") {
-      t.keys = word.substr(name.size() + 1);
+      t.keys = word.substr(eq + 1);
     } else {
       t.attrs[name] = word;  // a repeated option: the last one wins, as in TVM
     }
@@ -31,15 +37,20 @@ ParsedTarget parse(std::string_view text) {
   return t;
 }
 
+// TVM's default keys of a target kind (the kinds kiln meets; others have none here).
+std::string default_keys(std::string_view kind) {
+  return kind == "llvm" || kind == "c" ? "cpu" : "";
+}
+
 }  // namespace
 
 std::string tvm_target_string(std::string_view kiln_target) {
   ParsedTarget t = parse(kiln_target);
-  if (t.keys.empty() && (t.kind == "llvm" || t.kind == "c")) t.keys = "cpu";
+  std::string keys = t.keys.empty() ? default_keys(t.kind) : t.keys;
   std::string out = t.kind;
-  if (!t.keys.empty()) out += " -keys=" + t.keys;
-  // TVM joins the sorted attributes with spaces and always separates them from the keys by one
-  // space, even when there are none.
+  if (!keys.empty()) out += " -keys=" + keys;
+  // TVM appends ' ' + the space-joined sorted attributes even when there are none, hence the
+  // trailing space of a target without attributes (see the header).
   std::string attrs;
   for (const auto& [name, option] : t.attrs) attrs += (attrs.empty() ? "" : " ") + option;
   return out + " " + attrs;
@@ -59,8 +70,32 @@ std::string kiln_target_from_tvm(std::string_view tvm_target) {
     out += " " + it->second;
     t.attrs.erase(it);
   }
+  if (!t.keys.empty() && t.keys != default_keys(t.kind)) t.attrs["-keys"] = "-keys=" + t.keys;
   for (const auto& [name, option] : t.attrs) out += " " + option;
+  for (const std::string& word : t.malformed) out += " " + word;  // for check_target_for_task
   return out;
+}
+
+Status check_target_for_task(std::string_view kiln_target, std::string_view task_name) {
+  ParsedTarget t = parse(kiln_target);
+  std::string where =
+      "target '" + std::string(kiln_target) + "' for task " + std::string(task_name) + ": ";
+  if (!t.malformed.empty()) {
+    return InvalidArgument(where + "option '" + t.malformed.front() +
+                           "' is not of the form -name=value");
+  }
+  size_t dot = task_name.rfind('.');
+  std::string_view family = dot == std::string_view::npos ? "" : task_name.substr(dot + 1);
+  if (family != "x86") {
+    return InvalidArgument(where + "kiln knows no targets for templates of family '" +
+                           std::string(family) + "'");
+  }
+  if (t.kind != "llvm") {
+    return InvalidArgument(where + "TVM's x86 templates run on llvm targets only, not '" + t.kind +
+                           "' (a record measured on another target kind is another " +
+                           "template's)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace kiln::store
