@@ -2,10 +2,11 @@
 // into a single line and a non-zero exit. A message names the input and the place at fault.
 #pragma once
 
-#include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
+
+#include "common/check.h"
 
 namespace kiln {
 
@@ -60,20 +61,28 @@ inline Status InternalError(std::string m) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
+    KILN_CHECK(!status_.ok()) << "a Result made from an ok Status has no value";
+  }
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
+  // REQUIRES: ok() (checked: using the value of an error is a bug, reported with the error).
+  T& value() & { return checked(); }
+  const T& value() const& { return const_cast<Result*>(this)->checked(); }
+  T&& value() && { return std::move(checked()); }
+  T* operator->() { return &checked(); }
+  const T* operator->() const { return &const_cast<Result*>(this)->checked(); }
+  T& operator*() & { return checked(); }
+  const T& operator*() const& { return const_cast<Result*>(this)->checked(); }
 
  private:
+  T& checked() {
+    KILN_CHECK(value_.has_value()) << "the value of a failed Result: " << status_.message();
+    return *value_;
+  }
+
   Status status_;
   std::optional<T> value_;
 };

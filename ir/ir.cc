@@ -1,7 +1,8 @@
 #include "ir/ir.h"
 
-#include <cassert>
 #include <utility>
+
+#include "common/check.h"
 
 namespace kiln::ir {
 
@@ -119,7 +120,9 @@ Buffer::Buffer(std::string name, std::vector<int64_t> shape, BufferScope scope)
           BufferNode{std::move(name), std::move(shape), scope})) {}
 
 Expr Buffer::flat_index(const std::vector<Expr>& indices) const {
-  assert(indices.size() == node_->shape.size());
+  KILN_CHECK(indices.size() == node_->shape.size())
+      << "buffer " << node_->name << ": " << indices.size() << " indices for "
+      << node_->shape.size() << " dimensions";
   Expr flat(int64_t{0});
   for (size_t i = 0; i < indices.size(); ++i) flat = flat * Expr(node_->shape[i]) + indices[i];
   return flat;
@@ -167,7 +170,7 @@ bool is_const_int(const Expr& e, int64_t* value) {
 }
 
 Expr make_binary(ExprKind kind, Expr a, Expr b) {
-  assert(a.defined() && b.defined());
+  KILN_CHECK(a.defined() && b.defined());
   Expr folded = a->dtype == DType::kInt64 && b->dtype == DType::kInt64 ? fold_int(kind, a, b)
                 : a->dtype == DType::kFloat32                          ? fold_float(kind, a, b)
                                                                        : Expr();
@@ -233,7 +236,7 @@ Stmt make_stmt(StmtNode node) { return Stmt(std::make_shared<const StmtNode>(std
 }  // namespace
 
 Stmt For(Expr loop_var, int64_t extent, LoopKind kind, Stmt body) {
-  assert(loop_var->kind == ExprKind::kVar && extent >= 0);
+  KILN_CHECK(loop_var->kind == ExprKind::kVar && extent >= 0) << "loop extent " << extent;
   StmtNode n;
   n.kind = StmtKind::kFor;
   n.loop_var = std::move(loop_var);
@@ -274,7 +277,8 @@ Stmt If(Expr condition, Stmt then_case, Stmt else_case) {
 }
 
 Stmt Allocate(const Buffer& local_buffer, Stmt body) {
-  assert(local_buffer->scope == BufferScope::kLocal);
+  KILN_CHECK(local_buffer->scope == BufferScope::kLocal)
+      << "Allocate of non-local buffer " << local_buffer->name;
   StmtNode n;
   n.kind = StmtKind::kAllocate;
   n.buffer = local_buffer;
