@@ -72,7 +72,8 @@ LocalBuildPool::LocalBuildPool(BuildPoolOptions options)
     : n_parallel_(options.n_parallel > 0
                       ? options.n_parallel
                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))),
-      timeout_s_(options.timeout_s) {
+      timeout_s_(options.timeout_s),
+      env_(options.env ? options.env : &Env::real()) {
   workers_.resize(n_parallel_);
 }
 
@@ -80,7 +81,7 @@ LocalBuildPool::~LocalBuildPool() = default;
 
 Result<WorkerProcess*> LocalBuildPool::worker(size_t slot) {
   if (!workers_[slot]) {
-    KILN_ASSIGN_OR_RETURN(workers_[slot], WorkerProcess::spawn(serve));
+    KILN_ASSIGN_OR_RETURN(workers_[slot], env_->spawn_worker(serve));
   }
   return workers_[slot].get();
 }
@@ -99,14 +100,12 @@ void LocalBuildPool::fail(uint64_t input, MeasureError e, std::string message, d
 }
 
 double LocalBuildPool::paused_seconds() const {
-  double current =
-      paused_ ? std::chrono::duration<double>(Clock::now() - pause_started_).count() : 0.0;
+  double current = paused_ ? seconds_between(pause_started_, env_->now()) : 0.0;
   return paused_total_s_ + current;
 }
 
 double LocalBuildPool::elapsed_s(const Job& job) const {
-  return std::chrono::duration<double>(Clock::now() - job.started).count() -
-         (paused_seconds() - job.paused_before_s);
+  return seconds_between(job.started, env_->now()) - (paused_seconds() - job.paused_before_s);
 }
 
 void LocalBuildPool::start(const std::vector<MeasureInput>& inputs) {
@@ -127,7 +126,7 @@ void LocalBuildPool::dispatch() {
            0);
       continue;
     }
-    busy_[slot] = {input, Clock::now(), paused_seconds()};
+    busy_[slot] = {input, env_->now(), paused_seconds()};
   }
 }
 
@@ -143,11 +142,11 @@ void LocalBuildPool::serve_until(const std::function<bool()>& until_done,
                                  Clock::time_point deadline) {
   while (!until_done()) {
     dispatch();
-    double until_deadline_s = std::chrono::duration<double>(deadline - Clock::now()).count();
+    double until_deadline_s = seconds_between(env_->now(), deadline);
     if (until_deadline_s <= 0) return;
     if (busy_.empty()) {
       if (next_ < base_ + queue_.size()) continue;  // a failed hand-out: try the next input
-      std::this_thread::sleep_until(deadline);      // nothing to build
+      env_->sleep_for(until_deadline_s);            // nothing to build
       return;
     }
     // Wait for a reply, the earliest build deadline or the caller's deadline.
@@ -185,6 +184,12 @@ void LocalBuildPool::serve_until(const std::function<bool()>& until_done,
   }
 }
 
+int64_t LocalBuildPool::unbuilt() const {
+  int64_t n = 0;
+  for (const Queued& q : queue_) n += q.done ? 0 : 1;
+  return n;
+}
+
 std::vector<BuildResult> LocalBuildPool::finish() {
   if (batch_sizes_.empty()) return {};
   resume();
@@ -201,22 +206,20 @@ std::vector<BuildResult> LocalBuildPool::finish() {
 
 void LocalBuildPool::work_for(double seconds) {
   resume();
-  serve_until([] { return false; },
-              Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(std::max(0.0, seconds))));
+  serve_until([] { return false; }, time_after(env_->now(), seconds));
 }
 
 void LocalBuildPool::pause() {
   if (paused_) return;
   for (const auto& [slot, job] : busy_) ::kill(workers_[slot]->pid(), SIGSTOP);
   paused_ = true;
-  pause_started_ = Clock::now();
+  pause_started_ = env_->now();
 }
 
 void LocalBuildPool::resume() {
   if (!paused_) return;
   for (const auto& [slot, job] : busy_) ::kill(workers_[slot]->pid(), SIGCONT);
-  paused_total_s_ += std::chrono::duration<double>(Clock::now() - pause_started_).count();
+  paused_total_s_ += seconds_between(pause_started_, env_->now());
   paused_ = false;
 }
 

@@ -13,6 +13,7 @@
 
 #include "builder/builder.h"
 #include "builder/measure_input.h"
+#include "common/env.h"
 #include "common/worker_process.h"
 
 namespace kiln::builder {
@@ -20,6 +21,7 @@ namespace kiln::builder {
 struct BuildPoolOptions {
   int n_parallel = 0;     // worker processes; 0 means one per core
   double timeout_s = 10;  // per config, as AutoTVM's LocalBuilder(timeout=10)
+  Env* env = nullptr;     // clock, sleeping and worker processes; nullptr means Env::real()
 };
 
 class LocalBuildPool : public Builder {
@@ -44,6 +46,10 @@ class LocalBuildPool : public Builder {
   // stand still meanwhile. finish() and work_for() resume a paused pool first.
   void pause() override;
   void resume() override;
+
+  // Inputs started and not built yet (queued or building). 0 means finish() will only collect
+  // results.
+  int64_t unbuilt() const;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -70,6 +76,7 @@ class LocalBuildPool : public Builder {
 
   int n_parallel_;
   double timeout_s_;
+  Env* env_;
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
   // The inputs of every started batch not finished yet, oldest first; input n (a sequence number
   // over the pool's life) is queue_[n - base_].

@@ -107,7 +107,8 @@ int RunnerOptions::resolved_threads() const {
   return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-LocalRunner::LocalRunner(RunnerOptions options) : options_(std::move(options)) {}
+LocalRunner::LocalRunner(RunnerOptions options)
+    : Runner(options.env), options_(std::move(options)) {}
 
 LocalRunner::~LocalRunner() = default;
 
@@ -120,7 +121,7 @@ void LocalRunner::restart_worker() {
 Status LocalRunner::start_worker() {
   if (worker_) return Status::Ok();
   RunnerOptions options = options_;
-  auto spawned = WorkerProcess::spawn([options](int in, int out) { serve(options, in, out); });
+  auto spawned = env().spawn_worker([options](int in, int out) { serve(options, in, out); });
   if (!spawned.ok())
     return Status::Error(spawned.status().code(),
                          "cannot start the runner process: " + spawned.status().message());
@@ -197,12 +198,12 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<builder::MeasureIn
 
 MeasureResult LocalRunner::run_one(const builder::MeasureInput& input,
                                    const builder::BuildResult& build) {
-  auto start = std::chrono::steady_clock::now();
+  auto start = env().now();
   auto failure = [&](MeasureError e, std::string message) {
     MeasureResult m;
     m.error = e;
     m.message = std::move(message);
-    m.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m.run_seconds = seconds_between(start, env().now());
     m.timestamp = unix_now();
     return m;
   };

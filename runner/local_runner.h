@@ -26,6 +26,7 @@ struct RunnerOptions {
   // runs AutoTVM's measurements on all cores.
   int threads = 0;
   int resolved_threads() const;
+  Env* env = nullptr;  // clock, cooldown sleeps and the runner process; nullptr: Env::real()
 };
 
 class LocalRunner : public Runner {

@@ -3,12 +3,11 @@
 // caller. Implementations: LocalRunner (a supervised child process).
 #pragma once
 
-#include <chrono>
 #include <functional>
-#include <thread>
 #include <vector>
 
 #include "builder/measure_input.h"
+#include "common/env.h"
 #include "runner/local_measure.h"
 
 namespace kiln::runner {
@@ -37,6 +36,9 @@ class Runner {
   void set_hooks(Hooks hooks) { hooks_ = std::move(hooks); }
 
  protected:
+  // The clock and sleep the runner's cooldowns use, and its worker processes.
+  explicit Runner(Env* env = nullptr) : env_(env ? env : &Env::real()) {}
+  Env& env() const { return *env_; }
   void before_kernel() const {
     if (hooks_.before_kernel) hooks_.before_kernel();
   }
@@ -47,11 +49,12 @@ class Runner {
     if (hooks_.idle) {
       hooks_.idle(seconds);
     } else {
-      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      env_->sleep_for(seconds);
     }
   }
 
  private:
+  Env* env_;
   Hooks hooks_;
 };
 
