@@ -31,6 +31,10 @@ struct MeasureResult {
   double build_seconds = 0;
   double run_seconds = 0;  // loading + checking + timing wall time
   double timestamp = 0;    // unix seconds when the result was produced
+  // With kRuntimeDevice: the runner (its process or device) was lost before the kernel could
+  // run, so the failure says nothing about the config and measuring it again may succeed. A
+  // kernel that crashes is the config's fault: false.
+  bool runner_lost = false;
 };
 
 // Random but deterministic inputs for a template's tensors, and the reference outputs for them.

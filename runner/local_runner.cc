@@ -207,8 +207,13 @@ MeasureResult LocalRunner::run_one(const builder::MeasureInput& input,
     m.timestamp = unix_now();
     return m;
   };
+  auto runner_lost = [&](std::string message) {
+    MeasureResult m = failure(MeasureError::kRuntimeDevice, std::move(message));
+    m.runner_lost = true;
+    return m;
+  };
   Status ready = await_prepared(input);
-  if (!ready.ok()) return failure(MeasureError::kRuntimeDevice, ready.message());
+  if (!ready.ok()) return runner_lost(ready.message());
   std::string reply, why;
   wire::Writer request;
   request.u64(kRun);
@@ -223,7 +228,7 @@ MeasureResult LocalRunner::run_one(const builder::MeasureInput& input,
   } after_kernel_guard{this};
   if (!worker_->send(request.bytes()).ok()) {
     restart_worker();
-    return failure(MeasureError::kRuntimeDevice, "cannot reach the runner process");
+    return runner_lost("cannot reach the runner process");
   }
   switch (worker_->receive(options_.timeout_s, &reply, &why)) {
     case WorkerProcess::Outcome::kReply:

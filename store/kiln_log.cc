@@ -26,6 +26,11 @@ Result<std::string> to_kiln_line(const Record& r) {
   row["error_msg"] = to_valid_utf8(r.error_msg);
   row["flop"] = r.flop;
   row["source"] = to_valid_utf8(r.source);
+  // Sorted keys already: the canonical text parses back to the same canonical text.
+  row["measure_options"] = r.measure_options.empty()
+                               ? ordered_json(nullptr)
+                               : ordered_json::parse(r.measure_options, nullptr, false);
+  row["runner_lost"] = r.runner_lost;
   return py_json_dumps(row);
 }
 
@@ -66,6 +71,17 @@ Result<ImportedLine> parse_kiln_json(const json& row) {
   KILN_RETURN_IF_ERROR(text("error_msg", &r.error_msg));
   KILN_RETURN_IF_ERROR(number("flop", &r.flop));
   KILN_RETURN_IF_ERROR(text("source", &r.source));
+  // Optional: lines written before kiln recorded them lack them (unknown options, runner kept).
+  if (auto it = row.find("measure_options"); it != row.end() && !it->is_null()) {
+    Result<std::string> canonical = canonical_measure_options(*it);
+    if (!canonical.ok())
+      return InvalidArgument("\"measure_options\": " + canonical.status().message());
+    r.measure_options = *canonical;
+  }
+  if (auto it = row.find("runner_lost"); it != row.end()) {
+    if (!it->is_boolean()) return InvalidArgument("\"runner_lost\" must be true or false");
+    r.runner_lost = it->get<bool>();
+  }
   if (error_no < 0 || error_no > kMaxMeasureError) {
     return InvalidArgument("\"error_no\" " + std::to_string(error_no) +
                            " is not a MeasureErrorNo (0..8)");

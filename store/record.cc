@@ -25,6 +25,37 @@ double Record::flops() const {
   return std::isfinite(cost) && cost > 0 ? flop / cost : 0.0;
 }
 
+Result<std::string> canonical_measure_options(const nlohmann::json& options) {
+  if (!options.is_object()) {
+    return InvalidArgument("measure options must be a JSON object, got " +
+                           options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  for (const auto& [key, value] : options.items()) {
+    bool finite_number = value.is_number() && std::isfinite(value.get<double>());
+    if (!value.is_boolean() && !value.is_string() && !finite_number) {
+      return InvalidArgument("measure option \"" + key +
+                             "\" must be a boolean, a string or a finite number");
+    }
+    if (!is_valid_utf8(key) || (value.is_string() && !is_valid_utf8(value.get<std::string>()))) {
+      return InvalidArgument("measure options must be UTF-8 text");
+    }
+  }
+  // nlohmann::json keeps object keys sorted (std::map), and dump() without indent is compact.
+  return options.dump();
+}
+
+bool is_environmental_failure(const Record& r) {
+  switch (static_cast<MeasureError>(r.error_no)) {
+    case MeasureError::kBuildTimeout:
+    case MeasureError::kRunTimeout:
+      return true;
+    case MeasureError::kRuntimeDevice:
+      return r.runner_lost;
+    default:
+      return false;
+  }
+}
+
 Status validate_record(const Record& r) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("record (task " + r.task_name + ", workload " + r.workload +
@@ -60,6 +91,19 @@ Status validate_record(const Record& r) {
   if (!finite_non_negative(r.all_cost)) return bad("all_cost is not a finite number >= 0");
   if (!finite_non_negative(r.timestamp)) return bad("timestamp is not a finite number >= 0");
   if (!finite_non_negative(r.flop)) return bad("flop is not a finite number >= 0");
+  if (r.runner_lost && r.error_no != static_cast<int>(MeasureError::kRuntimeDevice))
+    return bad("runner_lost is only meaningful with error_no 4 (RUNTIME_DEVICE)");
+  if (!r.measure_options.empty()) {
+    nlohmann::json options =
+        nlohmann::json::parse(r.measure_options, nullptr, /*allow_exceptions=*/false);
+    if (options.is_discarded()) return bad("measure_options is not JSON text");
+    Result<std::string> canonical = canonical_measure_options(options);
+    if (!canonical.ok()) return bad(canonical.status().message());
+    if (*canonical != r.measure_options) {
+      return bad("measure_options is not in canonical form (compact, keys sorted): " +
+                 r.measure_options);
+    }
+  }
   return Status::Ok();
 }
 

@@ -34,6 +34,13 @@ struct Record {
   std::string error_msg;      // why it failed (empty on success)
   double flop = 0;            // the task's FLOP count (GFLOPS = flop / mean_cost() / 1e9)
   std::string source;         // who produced it: "kiln tune", "import:<file>", ...
+  // The measure options the trial ran under, in canonical form (canonical_measure_options), or
+  // empty when unknown (records from before schema version 2, imported TVM logs). Two trials
+  // ran under the same options exactly when these strings are equal and non-empty.
+  std::string measure_options;
+  // The runner itself (its process or device) was lost, not the config's kernel: an
+  // environmental RUNTIME_DEVICE (see is_environmental_failure). Only with RUNTIME_DEVICE.
+  bool runner_lost = false;
 
   // mean(costs), or +inf when error_no != 0 or there are no costs. AutoTVM ranks configs by it.
   double mean_cost() const;
@@ -44,10 +51,22 @@ struct Record {
   bool operator==(const Record&) const = default;
 };
 
+// The canonical text of a measure options object: compact JSON with keys sorted, so that
+// equality of options is string equality. Errors: `options` is not an object, or holds
+// something other than booleans, strings and finite numbers.
+Result<std::string> canonical_measure_options(const nlohmann::json& options);
+
+// Whether the record's failure came from the environment rather than its config, so that
+// measuring it again under other conditions may succeed: BUILD_TIMEOUT and RUN_TIMEOUT always
+// (a loaded machine or a short limit), RUNTIME_DEVICE only when runner_lost. A kernel that
+// crashes, a wrong answer or a failed compile stay the config's fault.
+bool is_environmental_failure(const Record& record);
+
 // Checks what the store requires of a record before it is appended: non-empty UTF-8 target, task
 // name and workload; entities a JSON array (of UTF-8 strings and finite numbers); error_no in 0..8;
 // config_index >= 0; finite non-negative numbers; costs non-empty when error_no == 0 and empty
-// otherwise. The error says which field.
+// otherwise; measure_options empty or canonical (canonical_measure_options of itself);
+// runner_lost only with RUNTIME_DEVICE. The error says which field.
 Status validate_record(const Record& record);
 
 }  // namespace kiln::store

@@ -15,7 +15,7 @@ using sqlite::Statement;
 // The columns read back into a Record, in this order (row_to_record depends on it).
 constexpr const char* kColumns =
     "id, target, task_name, workload, config_index, entities, error_no, costs, all_cost, "
-    "timestamp, error_msg, flop, source";
+    "timestamp, error_msg, flop, source, measure_options, runner_lost";
 
 std::string costs_json(const std::vector<double>& costs) {
   // nlohmann prints doubles with the shortest text that reads back to the same value.
@@ -35,6 +35,8 @@ Result<Record> row_to_record(const sqlite::Database& db, const Statement& row) {
   r.error_msg = row.column_text(10);
   r.flop = row.column_double(11);
   r.source = row.column_text(12);
+  r.measure_options = row.column_text(13);
+  r.runner_lost = row.column_int(14) != 0;
   auto corrupt = [&](const char* column) {
     return InvalidArgument("record store '" + db.path() + "': record " + std::to_string(r.id) +
                            " has a malformed " + column + " column");
@@ -122,10 +124,27 @@ Result<int64_t> RecordStore::schema_version() {
   return db_->query_int("PRAGMA user_version");
 }
 
-Status RecordStore::append(const std::vector<Record>& batch) {
-  if (db_->read_only()) {
-    return InvalidArgument("record store '" + path() + "': opened read-only, cannot append");
+Status RecordStore::check_writable(const char* what) const {
+  if (!db_->read_only()) return Status::Ok();
+  return InvalidArgument("record store '" + path() + "': opened read-only, cannot " + what);
+}
+
+Status RecordStore::write_transaction(const std::function<Status()>& body) {
+  // IMMEDIATE: take the write lock up front, so that waiting for another writer happens here
+  // (under busy_timeout) rather than failing midway.
+  KILN_RETURN_IF_ERROR(db_->exec("BEGIN IMMEDIATE"));
+  Status s = body();
+  if (!s.ok()) {
+    (void)db_->exec("ROLLBACK");
+    return s;
   }
+  s = db_->exec("COMMIT");
+  if (!s.ok()) (void)db_->exec("ROLLBACK");
+  return s;
+}
+
+Status RecordStore::append(const std::vector<Record>& batch, const std::string& lease_owner) {
+  KILN_RETURN_IF_ERROR(check_writable("append"));
   for (size_t i = 0; i < batch.size(); ++i) {
     Status s = validate_record(batch[i]);
     if (!s.ok()) {
@@ -139,12 +158,14 @@ Status RecordStore::append(const std::vector<Record>& batch) {
   KILN_ASSIGN_OR_RETURN(
       Statement insert,
       db_->prepare("INSERT INTO records (target, task_name, workload, config_index, entities, "
-                   "error_no, costs, mean_cost, all_cost, timestamp, error_msg, flop, source) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-  // IMMEDIATE: take the write lock up front, so that waiting for another writer happens here
-  // (under busy_timeout) rather than failing midway.
-  KILN_RETURN_IF_ERROR(db_->exec("BEGIN IMMEDIATE"));
-  auto insert_all = [&]() -> Status {
+                   "error_no, costs, mean_cost, all_cost, timestamp, error_msg, flop, source, "
+                   "measure_options, runner_lost) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  KILN_ASSIGN_OR_RETURN(
+      Statement release,
+      db_->prepare("DELETE FROM leases WHERE target = ? AND task_name = ? AND workload = ? AND "
+                   "config_index = ? AND owner = ?"));
+  return write_transaction([&]() -> Status {
     for (const Record& r : batch) {
       insert.reset();
       insert.bind(1, r.target);
@@ -164,18 +185,20 @@ Status RecordStore::append(const std::vector<Record>& batch) {
       insert.bind(11, to_valid_utf8(r.error_msg));
       insert.bind(12, r.flop);
       insert.bind(13, to_valid_utf8(r.source));
+      insert.bind(14, r.measure_options);  // valid UTF-8: validate_record checked it
+      insert.bind(15, static_cast<int64_t>(r.runner_lost ? 1 : 0));
       KILN_RETURN_IF_ERROR(insert.run());
+      if (lease_owner.empty()) continue;
+      release.reset();
+      release.bind(1, r.target);
+      release.bind(2, r.task_name);
+      release.bind(3, r.workload);
+      release.bind(4, r.config_index);
+      release.bind(5, lease_owner);
+      KILN_RETURN_IF_ERROR(release.run());
     }
     return Status::Ok();
-  };
-  Status s = insert_all();
-  if (!s.ok()) {
-    (void)db_->exec("ROLLBACK");
-    return s;
-  }
-  s = db_->exec("COMMIT");
-  if (!s.ok()) (void)db_->exec("ROLLBACK");
-  return s;
+  });
 }
 
 Result<std::vector<Record>> RecordStore::records(const RecordFilter& filter) {
@@ -246,6 +269,107 @@ Result<std::set<int64_t>> RecordStore::measured_indices(const std::string& targe
     KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
     if (!row) return out;
     out.insert(stmt.column_int(0));
+  }
+}
+
+namespace {
+
+// Binds a TaskKey to parameters 1..3.
+void bind_task(Statement& stmt, const TaskKey& task) {
+  stmt.bind(1, task.target);
+  stmt.bind(2, task.task_name);
+  stmt.bind(3, task.workload);
+}
+
+}  // namespace
+
+Result<Claim> RecordStore::claim(const TaskKey& task, const std::vector<int64_t>& configs,
+                                 int64_t after_id, const std::string& owner, double now,
+                                 double expires) {
+  KILN_RETURN_IF_ERROR(check_writable("claim configs"));
+  if (owner.empty()) return InvalidArgument("record store '" + path() + "': empty lease owner");
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(
+      Statement unseen,
+      db_->prepare(std::string("SELECT ") + kColumns +
+                   " FROM records WHERE target = ? AND task_name = ? AND workload = ? AND "
+                   "id > ? ORDER BY id"));
+  KILN_ASSIGN_OR_RETURN(Statement expire,
+                        db_->prepare("DELETE FROM leases WHERE target = ? AND task_name = ? AND "
+                                     "workload = ? AND expires <= ?"));
+  // Takes the config unless another owner holds it; the owner's own lease is renewed.
+  KILN_ASSIGN_OR_RETURN(
+      Statement take,
+      db_->prepare("INSERT INTO leases (target, task_name, workload, config_index, owner, "
+                   "expires) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (target, task_name, workload, "
+                   "config_index) DO UPDATE SET expires = "
+                   "excluded.expires WHERE owner = excluded.owner"));
+  Claim out;
+  Status s = write_transaction([&]() -> Status {
+    bind_task(unseen, task);
+    unseen.bind(4, after_id);
+    KILN_ASSIGN_OR_RETURN(out.unseen, collect(*db_, unseen));
+    bind_task(expire, task);
+    expire.bind(4, now);
+    KILN_RETURN_IF_ERROR(expire.run());
+    for (int64_t config : configs) {
+      take.reset();
+      bind_task(take, task);
+      take.bind(4, config);
+      take.bind(5, owner);
+      take.bind(6, expires);
+      KILN_RETURN_IF_ERROR(take.run());
+      if (db_->changes() > 0) out.claimed.push_back(config);
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Status RecordStore::renew_leases(const std::string& owner, double expires) {
+  KILN_RETURN_IF_ERROR(check_writable("renew leases"));
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(Statement renew,
+                        db_->prepare("UPDATE leases SET expires = ? WHERE owner = ?"));
+  renew.bind(1, expires);
+  renew.bind(2, owner);
+  return write_transaction([&] { return renew.run(); });
+}
+
+Status RecordStore::release_leases(const TaskKey& task, const std::vector<int64_t>& configs,
+                                   const std::string& owner) {
+  KILN_RETURN_IF_ERROR(check_writable("release leases"));
+  if (configs.empty()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(
+      Statement release,
+      db_->prepare("DELETE FROM leases WHERE target = ? AND task_name = ? AND workload = ? AND "
+                   "config_index = ? AND owner = ?"));
+  return write_transaction([&]() -> Status {
+    for (int64_t config : configs) {
+      release.reset();
+      bind_task(release, task);
+      release.bind(4, config);
+      release.bind(5, owner);
+      KILN_RETURN_IF_ERROR(release.run());
+    }
+    return Status::Ok();
+  });
+}
+
+Result<std::vector<Lease>> RecordStore::leases(const TaskKey& task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(
+      Statement stmt,
+      db_->prepare("SELECT config_index, owner, expires FROM leases WHERE target = ? AND "
+                   "task_name = ? AND workload = ? ORDER BY config_index"));
+  bind_task(stmt, task);
+  std::vector<Lease> out;
+  while (true) {
+    KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
+    if (!row) return out;
+    out.push_back({stmt.column_int(0), stmt.column_text(1), stmt.column_double(2)});
   }
 }
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -45,6 +46,28 @@ struct RecordFilter {
   std::optional<int64_t> limit;  // at most this many (the first ones by id); REQUIRES >= 0
 };
 
+// The task a lease is about: the records of (target, task_name, workload).
+struct TaskKey {
+  std::string target;
+  std::string task_name;
+  std::string workload;
+};
+
+// A config claimed by a tuner (see RecordStore::claim).
+struct Lease {
+  int64_t config_index = 0;
+  std::string owner;
+  double expires = 0;  // unix seconds
+
+  bool operator==(const Lease&) const = default;
+};
+
+// What RecordStore::claim did.
+struct Claim {
+  std::vector<Record> unseen;    // the task's records with id > after_id, ordered by id
+  std::vector<int64_t> claimed;  // the requested configs now leased to the owner, in order
+};
+
 class RecordStore {
  public:
   static constexpr int kBusyTimeoutMs = 10000;
@@ -67,7 +90,9 @@ class RecordStore {
   // position in the batch). The records' `id` fields are ignored (the store assigns ids in batch
   // order, increasing). error_msg and source are stored with ill-formed UTF-8 bytes replaced by
   // U+FFFD (they may quote compiler or crash output). An empty batch is a no-op.
-  Status append(const std::vector<Record>& batch);
+  // With a `lease_owner`, the same transaction releases that owner's leases on the appended
+  // configs (a recorded config needs no claim any more); other owners' leases are untouched.
+  Status append(const std::vector<Record>& batch, const std::string& lease_owner = {});
 
   // Records matching `filter`, ordered by id.
   Result<std::vector<Record>> records(const RecordFilter& filter = {});
@@ -90,11 +115,37 @@ class RecordStore {
                                              const std::string& task_name,
                                              const std::string& workload);
 
+  // Leases: concurrent tuners of one task claim configs before building them, so that none is
+  // measured twice. A lease expires (unix seconds, from the caller's clock, so tests can inject
+  // one) so that the claims of a killed tuner stop blocking; its owner renews it while it works.
+  //
+  // claim() runs in ONE write transaction: it reads the task's records appended after
+  // `after_id` (returned as `unseen`: what others recorded since the caller last looked), drops
+  // the task's expired leases (expires <= now), and leases to `owner` until `expires` each of
+  // `configs` that no other owner holds (a lease the owner holds already is renewed). Deciding
+  // whether a config is already done stays the caller's: it sees every record up to the claim,
+  // and releases the claimed configs that `unseen` shows to be done. Since a claimed config
+  // cannot be claimed by anyone else until the lease ends, two tuners that follow this protocol
+  // never measure a config twice while their leases hold.
+  Result<Claim> claim(const TaskKey& task, const std::vector<int64_t>& configs, int64_t after_id,
+                      const std::string& owner, double now, double expires);
+  // Extends every lease `owner` holds (on any task) to `expires`.
+  Status renew_leases(const std::string& owner, double expires);
+  // Drops `owner`'s leases on `configs` of the task (configs it will not measure after all).
+  Status release_leases(const TaskKey& task, const std::vector<int64_t>& configs,
+                        const std::string& owner);
+  // The task's leases, expired ones included, ordered by config.
+  Result<std::vector<Lease>> leases(const TaskKey& task);
+
   // SQLite's PRAGMA integrity_check over the whole file; an error lists the problems found.
   Status check_integrity();
 
  private:
   explicit RecordStore(std::unique_ptr<sqlite::Database> db);
+  Status check_writable(const char* what) const;
+  // Runs `body` in a BEGIN IMMEDIATE transaction: committed when it succeeds, rolled back
+  // otherwise. REQUIRES: mu_ held.
+  Status write_transaction(const std::function<Status()>& body);
 
   std::mutex mu_;
   std::unique_ptr<sqlite::Database> db_;

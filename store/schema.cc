@@ -33,6 +33,32 @@ CREATE TRIGGER records_no_delete BEFORE DELETE ON records
   BEGIN SELECT RAISE(ABORT, 'kiln records are append-only'); END;
 )sql";
 
+// Version 2. Each record carries the measure options it ran under (canonical JSON text, '' when
+// unknown: every record from version 1) and whether the runner itself was lost, so that a
+// failure caused by the environment can be measured again (tuner/tune_loop.h). ADD COLUMN
+// rewrites no row, so the append-only triggers are not involved and every record is kept.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE records ADD COLUMN measure_options TEXT NOT NULL DEFAULT '';
+ALTER TABLE records ADD COLUMN runner_lost INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+// Version 3. Leases: a tuner claims the configs it is about to build, so that concurrent tuners
+// of one task never measure a config twice (RecordStore::claim). Unlike records, leases are
+// mutable: they are renewed, released when the config's record is appended, and expire so that
+// a killed tuner's claims stop blocking. `expires` is unix seconds.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE leases (
+  target TEXT NOT NULL,
+  task_name TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  config_index INTEGER NOT NULL,
+  owner TEXT NOT NULL,
+  expires REAL NOT NULL,
+  PRIMARY KEY (target, task_name, workload, config_index)
+);
+CREATE INDEX leases_by_owner ON leases (owner);
+)sql";
+
 std::string prefix(const sqlite::Database& db) { return "record store '" + db.path() + "': "; }
 
 // Reads (version, application_id, number of user tables).
@@ -91,6 +117,8 @@ int last_version(const std::vector<Migration>& migrations) {
 const std::vector<Migration>& schema_migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "initial schema: records table, best-cost index, append-only triggers", kSchemaV1},
+      {2, "records carry their measure options and whether the runner was lost", kSchemaV2},
+      {3, "leases: configs claimed by a tuner before it builds them", kSchemaV3},
   };
   return kMigrations;
 }

@@ -4,6 +4,11 @@
 // user_version = the number of the last migration applied. Migrations are an append-only, ordered
 // list: migration N turns a version N-1 database into version N. Never edit a released one; add
 // the next.
+//
+// Versions:
+//   1  records (append-only: triggers refuse UPDATE and DELETE), best-cost index
+//   2  records.measure_options (canonical JSON, '' = unknown) and records.runner_lost
+//   3  leases: (target, task_name, workload, config_index) -> owner, expires (unix seconds)
 #pragma once
 
 #include <cstdint>

@@ -119,6 +119,8 @@ Result<Statement> Database::prepare(std::string_view sql) {
   return Statement(this, stmt);
 }
 
+int64_t Database::changes() const { return sqlite3_changes64(db_); }
+
 Result<int64_t> Database::query_int(std::string_view sql) {
   KILN_ASSIGN_OR_RETURN(Statement stmt, prepare(sql));
   KILN_ASSIGN_OR_RETURN(bool row, stmt.step());

@@ -66,6 +66,8 @@ class Database {
   // Runs one or more SQL statements that return no rows of interest.
   Status exec(std::string_view sql);
   Result<Statement> prepare(std::string_view sql);
+  // Rows inserted, updated or deleted by the last completed statement (sqlite3_changes64).
+  int64_t changes() const;
   // Runs a statement returning one integer (e.g. "PRAGMA user_version").
   Result<int64_t> query_int(std::string_view sql);
 

@@ -247,12 +247,12 @@ TEST(RecordStoreTest, SchemaIsVersionedAndMarked) {
     auto store = open_or_die(path);
     ASSERT_TRUE(store);
     EXPECT_EQ(*store->schema_version(), latest_schema_version());
-    EXPECT_EQ(latest_schema_version(), 1);
+    EXPECT_EQ(latest_schema_version(), 3);
   }
   auto db = sqlite::Database::open(path, true, 1000);
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(*(*db)->query_int("PRAGMA application_id"), kApplicationId);
-  EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 1);
+  EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 3);
   // Opening again does not re-run migrations (the table exists: it would fail).
   EXPECT_TRUE(open_or_die(path) != nullptr);
 }
@@ -264,30 +264,33 @@ TEST(RecordStoreTest, MigrationsApplyInOrderAndAtomically) {
     auto store = open_or_die(path);
     ASSERT_TRUE(store->append({make_record("dense:K=1,M=1,N=1", 0, {1.0})}).ok());
   }
+  // Test migrations after this kiln's last one (L): L+1 and L+2 apply, L+3 and L+4 fail.
+  const int l = latest_schema_version();
   std::vector<Migration> next = schema_migrations();
-  next.push_back({2, "test: a new table", "CREATE TABLE extra (x INTEGER);"});
-  next.push_back({3, "test: a new index", "CREATE INDEX extra_x ON extra (x);"});
+  next.push_back({l + 1, "test: a new table", "CREATE TABLE extra (x INTEGER);"});
+  next.push_back({l + 2, "test: a new index", "CREATE INDEX extra_x ON extra (x);"});
   {
     auto db = sqlite::Database::open(path, false, 1000);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE(migrate(**db, next).ok());
-    EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 3);
+    EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), l + 2);
     EXPECT_EQ(*(*db)->query_int("SELECT count(*) FROM records"), 1);
     EXPECT_EQ(*(*db)->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'extra_x'"), 1);
   }
   // A failing migration leaves the previous version and schema untouched.
   std::vector<Migration> broken = next;
-  broken.push_back({4, "test: ok part", "CREATE TABLE more (y INTEGER);"});
-  broken.push_back({5, "test: broken", "CREATE TABLE nonsense ("});
+  broken.push_back({l + 3, "test: ok part", "CREATE TABLE more (y INTEGER);"});
+  broken.push_back({l + 4, "test: broken", "CREATE TABLE nonsense ("});
   {
     auto db = sqlite::Database::open(path, false, 1000);
     Status s = migrate(**db, broken);
     EXPECT_FALSE(s.ok());
-    EXPECT_NE(s.message().find("schema version 5"), std::string::npos) << s.message();
-    EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 3);
+    EXPECT_NE(s.message().find("schema version " + std::to_string(l + 4)), std::string::npos)
+        << s.message();
+    EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), l + 2);
     EXPECT_EQ(*(*db)->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'more'"), 0);
   }
-  // This kiln (version 1) refuses the version-3 file.
+  // This kiln refuses the newer file.
   auto store = RecordStore::open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.status().message().find("newer kiln"), std::string::npos)
