@@ -14,6 +14,7 @@
 #include "runner/local_runner.h"
 #include "store/record_store.h"
 #include "tuner/make_tuner.h"
+#include "tuner/measure_options.h"
 #include "tuner/tune_job.h"
 
 namespace kiln::cli {
@@ -32,6 +33,7 @@ struct TuneCommandOptions {
   int n_parallel = 0;
   double build_timeout_s = 10;
   runner::RunnerOptions runner;
+  bool retry_errors = false;
 };
 
 // Ctrl-C (SIGINT) or SIGTERM: the batch being measured is committed, then tuning stops. A
@@ -116,11 +118,17 @@ void print_summary(const tuner::TuneTaskOutcome& outcome, double cooldown_s) {
   const tuner::TuneJobTask& task = outcome.task;
   const tuner::TuneProgress& p = outcome.progress;
   const std::map<int, int64_t>& errors_by_code = outcome.errors_by_code;
-  int64_t fresh = p.done - p.resumed;
-  std::printf("%s %s: %lld trials (%lld resumed from the store, %lld new)\n",
+  int64_t fresh = p.done - p.resumed - p.concurrent;
+  std::printf("%s %s: %lld trials (%lld resumed from the store, %lld new",
               std::string(task.tmpl->name()).c_str(), task.workload.to_string().c_str(),
               static_cast<long long>(p.done), static_cast<long long>(p.resumed),
               static_cast<long long>(fresh));
+  if (p.retried > 0)
+    std::printf(", of which %lld measured again", static_cast<long long>(p.retried));
+  if (p.concurrent > 0) {
+    std::printf(", %lld recorded by concurrent tuners", static_cast<long long>(p.concurrent));
+  }
+  std::printf(")\n");
   if (p.best) {
     std::printf("  best: %.2f GFLOPS (%.4f ms), config %lld %s\n", p.best_flops / 1e9,
                 p.best->mean_cost() * 1e3, static_cast<long long>(p.best->config_index),
@@ -191,6 +199,9 @@ Command add_tune_command(CLI::App& app) {
               "seconds to sleep after each measured config");
   cmd->add_flag("--cache-flush", o->runner.measure.time.enable_cpu_cache_flush,
                 "flush inputs from the caches before each repeat");
+  cmd->add_flag("--retry-errors", o->retry_errors,
+                "measure again every config whose records are all failures (by default only "
+                "timeouts and lost runners recorded under other measure options are)");
   return [o] {
     ResolvedTasks resolved = resolve_tasks(o->task);
     std::vector<tuner::TuneJobTask> tasks;
@@ -202,11 +213,15 @@ Command add_tune_command(CLI::App& app) {
     options.transfer = !o->no_transfer;
     options.loop.n_trial = o->trials;
     options.loop.early_stopping = o->early_stopping;
-    tuner::TuneJob job(std::move(tasks), resolved.target, options);
+    options.loop.measure_options = tuner::measure_options_text(o->runner, o->build_timeout_s);
+    options.loop.retry_errors = o->retry_errors;
 
     std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o->db));
     builder::LocalBuildPool builder({o->n_parallel, o->build_timeout_s});
     runner::LocalRunner runner(o->runner);
+    options.loop.lease_s =
+        tuner::lease_seconds(o->runner, o->build_timeout_s, builder.n_parallel());
+    tuner::TuneJob job(std::move(tasks), resolved.target, options);
     StopSignals stop;
     std::unique_ptr<Progress> progress;
     double cooldown_before = 0;

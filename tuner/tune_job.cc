@@ -76,7 +76,7 @@ Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& ru
     result.times.build_s += outcome.progress.times.build_s;
     result.times.run_s += outcome.progress.times.run_s;
     result.times.store_s += outcome.progress.times.store_s;
-    result.fresh += outcome.progress.done - outcome.progress.resumed;
+    result.fresh += outcome.progress.done - outcome.progress.resumed - outcome.progress.concurrent;
     result.interrupted = outcome.progress.interrupted;
     if (events.task_finished) events.task_finished(i, outcome);
     result.tasks.push_back(std::move(outcome));

@@ -1,9 +1,14 @@
 #include "tuner/tune_loop.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <random>
 #include <unordered_set>
+
+#include "tuner/resume_rule.h"
 
 namespace kiln::tuner {
 
@@ -15,8 +20,24 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A lease owner no other tuner uses: host and process tell a person who it is, the random part
+// keeps two runs of one process (or a reused pid) apart.
+std::string unique_owner() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::random_device entropy;
+  uint64_t nonce = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
+  char id[64];
+  std::snprintf(id, sizeof id, "%llx", static_cast<unsigned long long>(nonce));
+  return std::string(host) + "/" + std::to_string(getpid()) + "/" + id;
+}
+
 store::Record make_record(const builder::MeasureInput& input, const runner::MeasureResult& m,
-                          double flop, const std::string& source) {
+                          double flop, const TuneOptions& options) {
   store::Record r;
   r.target = input.target.to_string();
   r.task_name = std::string(input.tmpl->name());
@@ -29,7 +50,9 @@ store::Record make_record(const builder::MeasureInput& input, const runner::Meas
   r.timestamp = m.timestamp;
   r.error_msg = m.message;
   r.flop = flop;
-  r.source = source;
+  r.source = options.source;
+  r.measure_options = options.measure_options;
+  r.runner_lost = m.error == MeasureError::kRuntimeDevice && m.runner_lost;
   return r;
 }
 
@@ -44,31 +67,54 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   TuneProgress p;
   p.total = std::min<int64_t>(options.n_trial, space.size());
   double flop = tmpl.flop(workload);
+  const store::TaskKey task{target.to_string(), std::string(tmpl.name()), workload.to_string()};
+  const ResumeRule rule{options.measure_options, options.retry_errors};
+  const std::string owner = options.lease_owner.empty() ? unique_owner() : options.lease_owner;
+  auto now = [&] { return options.clock ? options.clock() : unix_now(); };
+
+  // What the store holds for the task, as far as this run has looked.
+  std::unordered_set<int64_t> done;             // configs settled (resume_rule.h)
+  std::unordered_set<int64_t> failed_at_start;  // configs with records at start, not settled
+  int64_t last_seen_id = 0;                     // the task's records up to here were absorbed
+  int64_t best_age_origin = 0;                  // trial number of the best, for early stopping
+  // Takes the task's records (in id order) into the run's state; configs they settle count as
+  // trials and are fed to the tuner as visited with their throughput.
+  auto absorb = [&](const std::vector<store::Record>& records, bool found_at_start) {
+    std::vector<int64_t> indices;
+    std::vector<double> flops;
+    for (const store::Record& r : records) {
+      last_seen_id = std::max(last_seen_id, r.id);
+      if (!space.is_index_valid(r.config_index)) continue;
+      double f = r.flops();
+      if (f > p.best_flops) {
+        p.best_flops = f;
+        p.best = r;
+        best_age_origin = p.done + 1;
+      }
+      if (!rule.settles(r, found_at_start)) {
+        if (!done.count(r.config_index)) failed_at_start.insert(r.config_index);
+        continue;
+      }
+      // The same config may be recorded twice (e.g. imported logs); it is one trial.
+      if (!done.insert(r.config_index).second) continue;
+      failed_at_start.erase(r.config_index);
+      ++p.done;
+      tuner.mark_visited(r.config_index);
+      indices.push_back(r.config_index);
+      flops.push_back(f);
+    }
+    if (!indices.empty()) tuner.update(indices, flops);
+    return static_cast<int64_t>(indices.size());
+  };
 
   // Resume: replay what the store already holds for this task.
   store::RecordFilter filter;
-  filter.target = target.to_string();
-  filter.task_name = std::string(tmpl.name());
-  filter.workload = workload.to_string();
+  filter.target = task.target;
+  filter.task_name = task.task_name;
+  filter.workload = task.workload;
   KILN_ASSIGN_OR_RETURN(std::vector<store::Record> history, store.records(filter));
-  std::vector<int64_t> indices;
-  std::vector<double> flops;
-  std::unordered_set<int64_t> seen;
-  int64_t best_age_origin = 0;  // trial number of the best, for early stopping
-  for (const store::Record& r : history) {
-    // The same config may be recorded twice (e.g. imported logs); it is one trial.
-    if (!space.is_index_valid(r.config_index) || !seen.insert(r.config_index).second) continue;
-    tuner.mark_visited(r.config_index);
-    indices.push_back(r.config_index);
-    flops.push_back(r.flops());
-    if (flops.back() > p.best_flops) {
-      p.best_flops = flops.back();
-      p.best = r;
-      best_age_origin = static_cast<int64_t>(indices.size());
-    }
-  }
-  if (!indices.empty()) tuner.update(indices, flops);
-  p.resumed = p.done = static_cast<int64_t>(indices.size());
+  absorb(history, /*found_at_start=*/true);
+  p.resumed = p.done;
 
   int batch_size = options.batch_size > 0 ? options.batch_size : builder.n_parallel();
   auto stop_early = [&] {
@@ -77,24 +123,58 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   // Batches handed to the builder and not counted yet, oldest first, and their configs.
   std::deque<std::vector<builder::MeasureInput>> started;
   int64_t pending = 0;
-  // Proposes and starts the next batch: up to batch_size configs of what is left once the
-  // pending trials count. False when there is nothing left to propose.
-  auto start_next = [&] {
-    int64_t left = p.total - p.done - pending;
-    if (left <= 0 || !tuner.has_next() || stop_early()) return false;
-    std::vector<builder::MeasureInput> inputs;
-    for (int64_t index : tuner.next_batch(static_cast<int>(std::min<int64_t>(batch_size, left)))) {
-      inputs.push_back({&tmpl, workload, space.get(index), target});
+  auto configs_of = [](const std::vector<builder::MeasureInput>& inputs) {
+    std::vector<int64_t> indices;
+    for (const builder::MeasureInput& input : inputs) indices.push_back(input.config.index());
+    return indices;
+  };
+  // Proposes, claims and starts the next batch: up to batch_size configs of what is left once
+  // the pending trials count. False when there is nothing left to propose.
+  auto start_next = [&]() -> Result<bool> {
+    while (true) {
+      int64_t left = p.total - p.done - pending;
+      if (left <= 0 || !tuner.has_next() || stop_early()) return false;
+      std::vector<int64_t> proposed =
+          tuner.next_batch(static_cast<int>(std::min<int64_t>(batch_size, left)));
+      if (proposed.empty()) return false;
+      double claimed_at = now();
+      KILN_ASSIGN_OR_RETURN(store::Claim claim,
+                            store.claim(task, proposed, last_seen_id, owner, claimed_at,
+                                        claimed_at + options.lease_s));
+      // Others' trials since the last look count now, before deciding what is still wanted.
+      p.concurrent += absorb(claim.unseen, /*found_at_start=*/false);
+      left = p.total - p.done - pending;
+      std::vector<int64_t> unwanted;
+      std::vector<builder::MeasureInput> inputs;
+      for (int64_t index : claim.claimed) {
+        if (done.count(index) || static_cast<int64_t>(inputs.size()) >= left) {
+          unwanted.push_back(index);
+        } else {
+          inputs.push_back({&tmpl, workload, space.get(index), target});
+        }
+      }
+      KILN_RETURN_IF_ERROR(store.release_leases(task, unwanted, owner));
+      // Configs not claimed are another tuner's: visited for this tuner, never measured here.
+      if (inputs.empty()) continue;
+      builder.start(inputs);
+      pending += static_cast<int64_t>(inputs.size());
+      started.push_back(std::move(inputs));
+      return true;
     }
-    if (inputs.empty()) return false;
-    builder.start(inputs);
-    pending += static_cast<int64_t>(inputs.size());
-    started.push_back(std::move(inputs));
-    return true;
   };
   auto abandon_started = [&] {  // built ahead but not wanted: never measured, never recorded
-    for (; !started.empty(); started.pop_front()) builder.finish();
+    std::vector<int64_t> unmeasured;
+    for (; !started.empty(); started.pop_front()) {
+      builder.finish();
+      for (int64_t index : configs_of(started.front())) unmeasured.push_back(index);
+    }
     pending = 0;
+    // Best effort: a lease that cannot be released now expires by itself.
+    (void)store.release_leases(task, unmeasured, owner);
+  };
+  auto fail = [&](const Status& s) {
+    abandon_started();
+    return s;
   };
   // Pipelining: whenever the tuner can propose without the pending results, later batches
   // build while this one is measured; the builders are stopped whenever a kernel runs, so they
@@ -112,7 +192,9 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   } clear_hooks{runner};
 
   // The runner computes the task's reference while the first batch builds.
-  if (start_next()) runner.prepare(started.front().front());
+  Result<bool> first = start_next();
+  if (!first.ok()) return fail(first.status());
+  if (*first) runner.prepare(started.front().front());
   while (!started.empty()) {
     auto phase = Clock::now();
     std::vector<builder::BuildResult> builds = builder.finish();
@@ -121,8 +203,22 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     started.pop_front();
     if (options.pipeline) {
       while (static_cast<int>(started.size()) < options.build_ahead &&
-             tuner.can_propose_ahead(pending) && start_next()) {
+             tuner.can_propose_ahead(pending)) {
+        Result<bool> more = start_next();
+        if (!more.ok()) {
+          (void)store.release_leases(task, configs_of(inputs), owner);
+          return fail(more.status());
+        }
+        if (!*more) break;
       }
+    }
+    // The batch about to run and those built ahead stay ours for another lease period.
+    phase = Clock::now();
+    Status renewed = store.renew_leases(owner, now() + options.lease_s);
+    p.times.store_s += seconds_since(phase);
+    if (!renewed.ok()) {
+      (void)store.release_leases(task, configs_of(inputs), owner);
+      return fail(renewed);
     }
     phase = Clock::now();
     std::vector<runner::MeasureResult> results = runner.run(inputs, builds);
@@ -130,15 +226,14 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
 
     std::vector<store::Record> records;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      records.push_back(make_record(inputs[i], results[i], flop, options.source));
+      records.push_back(make_record(inputs[i], results[i], flop, options));
     }
     phase = Clock::now();
-    Status committed = store.append(records);
+    Status committed = store.append(records, owner);  // also releases their leases
     p.times.store_s += seconds_since(phase);
     if (!committed.ok()) {
-      abandon_started();
-      return Status::Error(committed.code(), "cannot commit measurements to " + store.path() +
-                                                 ": " + committed.message());
+      return fail(Status::Error(committed.code(), "cannot commit measurements to " + store.path() +
+                                                      ": " + committed.message()));
     }
 
     // Committed: now they count.
@@ -146,11 +241,8 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     std::vector<double> batch_flops;
     p.current_flops = 0;
     for (const store::Record& r : records) {
-      ++p.done;
       --pending;
-      batch.push_back(r.config_index);
       double f = r.flops();
-      batch_flops.push_back(f);
       p.current_flops = std::max(p.current_flops, f);
       if (r.error_no != 0) {
         ++p.errors;
@@ -158,6 +250,13 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
       } else {
         p.consecutive_errors = 0;
       }
+      if (failed_at_start.erase(r.config_index)) ++p.retried;
+      // Claimed, so no other tuner recorded it meanwhile; done.insert can only fail if the
+      // lease expired under a slow batch and another tuner measured the config too.
+      if (!done.insert(r.config_index).second) continue;
+      ++p.done;
+      batch.push_back(r.config_index);
+      batch_flops.push_back(f);
       if (f > p.best_flops) {
         p.best_flops = f;
         p.best = r;
@@ -174,7 +273,8 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     } else if (stop_early()) {
       abandon_started();
     } else if (started.empty()) {
-      start_next();
+      Result<bool> next = start_next();
+      if (!next.ok()) return fail(next.status());
     }
   }
   p.times.wall_s = seconds_since(start);

@@ -1,7 +1,20 @@
 // The tuning loop (AutoTVM's Tuner.tune, reference/autotvm.md §7) for one task: ask the tuner
 // for a batch, build it, run it, commit every result to the record store, and only then count
-// it and feed it back to the tuner. Resumes from the records already in the store: configs
-// measured before are never measured again and count toward the trial budget.
+// it and feed it back to the tuner.
+//
+// Resuming: the records already in the store for the task are replayed to the tuner; the configs
+// they settle (tuner/resume_rule.h: successes, failures caused by the config, environmental
+// failures under the same measure options) are never measured again and count toward the trial
+// budget, once per config however many records they have. A config whose only records are
+// environmental failures under other or unknown options (or, with retry_errors, any failures)
+// is proposed and measured again; its old records stay in the store.
+//
+// Concurrent tuners of one task on one store: before building a batch the loop claims its
+// configs in the store (RecordStore::claim). A config another live tuner holds, or that the
+// records appended since the loop last looked show to be done, is not measured: the tuner marks
+// it visited and proposes others. Records other tuners append count toward this run's budget
+// (they are read at every claim). Leases are renewed at every batch and released when the
+// config's record is appended; those of a killed tuner expire after TuneOptions::lease_s.
 #pragma once
 
 #include <functional>
@@ -33,6 +46,18 @@ struct TuneOptions {
   // abandoned (never measured, never recorded) and tune_task returns what is committed, with
   // TuneProgress::interrupted set. E.g. a SIGINT flag.
   std::function<bool()> stop_requested;
+
+  // Stored with every record (measure_options.h: measure_options_text); "" = unknown, which
+  // makes this run's environmental failures worth measuring again by any later run.
+  std::string measure_options;
+  // Measure again every config whose records found in the store are all failures.
+  bool retry_errors = false;
+  // Who claims configs in the store; "" makes a unique one (host, process id, random number).
+  std::string lease_owner;
+  // How long a claim lasts without renewal (measure_options.h: lease_seconds).
+  double lease_s = 600;
+  // Unix seconds, for lease expiry; empty means the system clock. Tests inject one.
+  std::function<double()> clock;
 };
 
 // Where the wall time of a tuning run went.
@@ -45,9 +70,11 @@ struct TuneTimes {
 };
 
 struct TuneProgress {
-  int64_t done = 0;          // trials in the store for this task (resumed + new)
+  int64_t done = 0;          // configs done in the store for this task (resumed + concurrent + new)
   int64_t total = 0;         // the trial budget
   int64_t resumed = 0;       // trials found in the store when the run started
+  int64_t concurrent = 0;    // trials other tuners recorded while this run went on
+  int64_t retried = 0;       // configs this run measured again (see the resume rule)
   double current_flops = 0;  // best of the latest batch
   double best_flops = 0;
   std::optional<store::Record> best;  // the best record so far (resumed ones included)
