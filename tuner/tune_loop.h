@@ -13,7 +13,10 @@
 // configs in the store (RecordStore::claim). A config another live tuner holds, or that the
 // records appended since the loop last looked show to be done, is not measured: the tuner marks
 // it visited and proposes others. Records other tuners append count toward this run's budget
-// (they are read at every claim). Leases are renewed at every batch and released when the
+// once the run has seen them: they are read at every claim. Claims are made when a batch is
+// proposed, up to build_ahead batches before it is measured, and another tuner's live claims
+// do not count, so two tuners started together may each measure up to their own budget (on
+// distinct configs). Leases are renewed at every batch and released when the
 // config's record is appended; those of a killed tuner expire after TuneOptions::lease_s.
 #pragma once
 
