@@ -18,6 +18,11 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(GTest CONFIG REQUIRED)
 
+# ONNX 1.12: its config does not look up protobuf, so FindProtobuf must come first (deps.md §4.6).
+# Targets onnx and onnx_proto (ONNX_NAMESPACE=onnx, ONNX_ML=1).
+find_package(Protobuf REQUIRED)
+find_package(ONNX CONFIG REQUIRED)
+
 # Peers for the benchmarks only.
 find_package(dnnl CONFIG QUIET)
 find_package(OpenBLAS CONFIG QUIET)
