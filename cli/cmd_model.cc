@@ -1,0 +1,87 @@
+// kiln tasks: the tunable tasks of an ONNX model, as TVM's extract_from_program lists them.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/common.h"
+#include "frontend/onnx_import.h"
+#include "frontend/task_extraction.h"
+
+namespace kiln::cli {
+
+namespace {
+
+// --input-shape NAME=DIMS, repeated, as import options; UsageError for a malformed one or a
+// name given twice.
+frontend::ImportOptions import_options(const std::vector<std::string>& input_shapes) {
+  frontend::ImportOptions options;
+  for (const std::string& text : input_shapes) {
+    auto [name, dims] = value_or_exit(frontend::parse_input_shape(text));
+    if (!options.input_shapes.emplace(name, dims).second) {
+      throw UsageError{"--input-shape: '" + name + "' is given more than once"};
+    }
+  }
+  return options;
+}
+
+}  // namespace
+
+Command add_tasks_command(CLI::App& app) {
+  struct Options {
+    std::string model;
+    std::vector<std::string> input_shapes;
+    std::string target = "llvm";
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "tasks", "list an ONNX model's tuning tasks: template, workload, count, FLOPs, space size");
+  cmd->add_option("model", o->model, "the .onnx file")->required();
+  cmd->add_option("--input-shape", o->input_shapes,
+                  "NAME=DIMS (e.g. input=1x3x224x224) for an input with symbolic dimensions; "
+                  "repeat for several inputs");
+  add_target_option(cmd, &o->target, "target the tasks are for (default: the host)");
+  cmd->add_flag("--json", o->json, "print a JSON list, one object per task");
+  return [o] {
+    builder::Target target = resolve_target(o->target);
+    frontend::Graph graph =
+        value_or_exit(frontend::import_onnx(o->model, import_options(o->input_shapes)));
+    frontend::TaskExtraction extraction = frontend::extract_tasks(graph);
+    for (const std::string& note : extraction.not_tunable) {
+      std::fprintf(stderr, "kiln: note: not tunable, left out of the tasks: %s\n", note.c_str());
+    }
+    if (o->json) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const frontend::ModelTask& t : extraction.tasks) {
+        list.push_back({{"template", std::string(t.tmpl->name())},
+                        {"workload", t.workload.to_string()},
+                        {"count", t.count},
+                        {"flops", t.flops},
+                        {"space_size", t.space_size}});
+      }
+      std::printf("%s\n", list.dump(2).c_str());
+      return 0;
+    }
+    double total_flops = 0;
+    for (const frontend::ModelTask& t : extraction.tasks) {
+      // A node's FLOPs count once, whatever the number of templates for it.
+      if (t.tmpl == ops::templates_for_op(t.tmpl->op()).front()) total_flops += t.flops * t.count;
+    }
+    std::printf(
+        "%s: %lld tunable nodes, %lld distinct workloads, %zu tasks, %.3f GFLOP "
+        "(target %s)\n",
+        o->model.c_str(), static_cast<long long>(extraction.tunable_nodes),
+        static_cast<long long>(extraction.workloads), extraction.tasks.size(), total_flops / 1e9,
+        target.to_string().c_str());
+    std::printf("%3s  %-28s %5s %12s %10s  %s\n", "#", "template", "count", "flops", "space",
+                "workload");
+    for (size_t i = 0; i < extraction.tasks.size(); ++i) {
+      const frontend::ModelTask& t = extraction.tasks[i];
+      std::printf("%3zu  %-28s %5lld %12.0f %10lld  %s\n", i, std::string(t.tmpl->name()).c_str(),
+                  static_cast<long long>(t.count), t.flops, static_cast<long long>(t.space_size),
+                  t.workload.to_string().c_str());
+    }
+    return 0;
+  };
+}
+
+}  // namespace kiln::cli
