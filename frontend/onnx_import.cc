@@ -161,6 +161,28 @@ Status infer_shapes(onnx::ModelProto* model, const std::string& source) {
   return Status::Ok();
 }
 
+// Runs ONNX's checker. The checker requires graph inputs and outputs to declare a shape, which
+// many producers leave to shape inference for outputs; kiln infers them, so an output without one
+// is checked as if it declared an unknown shape (the mark is removed again afterwards).
+Status check_model(onnx::ModelProto* model, const std::string& source) {
+  std::vector<onnx::TypeProto_Tensor*> marked;
+  for (onnx::ValueInfoProto& v : *model->mutable_graph()->mutable_output()) {
+    if (!v.type().has_tensor_type() || v.type().tensor_type().has_shape()) continue;
+    onnx::TypeProto_Tensor* t = v.mutable_type()->mutable_tensor_type();
+    t->mutable_shape();
+    marked.push_back(t);
+  }
+  Status status;
+  try {
+    onnx::checker::check_model(*model);
+  } catch (const std::exception& e) {
+    status =
+        InvalidArgument(source + ": the ONNX checker rejects the model: " + one_line(e.what()));
+  }
+  for (onnx::TypeProto_Tensor* t : marked) t->clear_shape();
+  return status;
+}
+
 // The Graph of a folded, shape-inferred model; checks that every tensor a node reads or writes
 // has a static shape and that data tensors are float32.
 Result<Graph> build_graph(const onnx::ModelProto& model, int64_t opset,
@@ -248,11 +270,7 @@ Result<Graph> build_graph(const onnx::ModelProto& model, int64_t opset,
 Result<Graph> import_onnx(const std::string& path, const ImportOptions& options) {
   KILN_ASSIGN_OR_RETURN(onnx::ModelProto model, parse_model(path));
   KILN_ASSIGN_OR_RETURN(int64_t opset, default_opset(model, path));
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& e) {
-    return InvalidArgument(path + ": the ONNX checker rejects the model: " + one_line(e.what()));
-  }
+  KILN_RETURN_IF_ERROR(check_model(&model, path));
   KILN_RETURN_IF_ERROR(check_operators(model.graph(), path));
   KILN_RETURN_IF_ERROR(fix_input_shapes(model.mutable_graph(), options, path));
 
