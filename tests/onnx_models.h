@@ -98,13 +98,26 @@ class OnnxModel {
     return path;
   }
 
+  // A path in this test process's own temporary directory, removed when the process exits.
   static std::string temp_path(const std::string& file) {
-    return (std::filesystem::temp_directory_path() /
-            ("kiln_frontend_" + std::to_string(getpid()) + "_" + file))
-        .string();
+    return (scratch_dir().path / file).string();
   }
 
  private:
+  struct ScratchDir {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("kiln_frontend_test_" + std::to_string(getpid()));
+    ScratchDir() { std::filesystem::create_directories(path); }
+    ~ScratchDir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static ScratchDir& scratch_dir() {
+    static ScratchDir dir;
+    return dir;
+  }
+
   static void value(onnx::ValueInfoProto* v, const std::string& name,
                     const std::vector<int64_t>& dims, int32_t dtype) {
     v->set_name(name);
