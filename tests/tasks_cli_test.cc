@@ -160,5 +160,44 @@ TEST(TasksCli, SymbolicBatchNeedsInputShape) {
                    {"'Z', which is not an input of the model (its inputs: 'X')"});
 }
 
+TEST(TasksCli, InputShapeRepeatsForSeveralInputs) {
+  OnnxModel m;
+  m.input("A", {-1, 16});
+  m.input("B", {-1, 16});
+  m.weight("W", {16, 8});
+  m.node("Add", {"A", "B"}, {"S"}, "add");
+  m.node("MatMul", {"S", "W"}, {"Y"}, "fc");
+  m.output("Y");
+  std::string path = m.write("two_inputs");
+  for (const std::string& args : {"--input-shape A=2x16 --input-shape B=2x16 " + path,
+                                  path + " --input-shape A=2x16 --input-shape B=2x16"}) {
+    CommandResult r = kiln("tasks --json " + args);
+    ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.output;
+    EXPECT_EQ(nlohmann::json::parse(r.output)[0].at("workload"), "dense:K=16,M=2,N=8,bias=0");
+  }
+  expect_bad_input("--input-shape A=2x16 " + path, {"input 'B' has a symbolic dimension"});
+  expect_bad_input("--input-shape A=2x16 --input-shape A=3x16 " + path,
+                   {"'A' is given more than once"});
+}
+
+TEST(TasksCli, ReportsAConvItCannotTuneAndListsTheRest) {
+  OnnxModel m;
+  m.input("X", {1, 8, 8, 8});
+  m.weight("W", {16, 2, 3, 3});  // group 4: neither conv2d nor depthwise
+  m.weight("V", {4, 16, 1, 1});
+  OnnxModel::attr(m.node("Conv", {"X", "W"}, {"G"}, "grouped"), "group", int64_t{4});
+  m.node("Conv", {"G", "V"}, {"Y"}, "pointwise");
+  m.output("Y");
+  CommandResult r = kiln("tasks " + m.write("grouped"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("note: not tunable, left out of the tasks: "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("node 'grouped' (#0, Conv): grouped convolution (group=4"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("1 tunable nodes, 1 distinct workloads, 1 tasks"), std::string::npos)
+      << r.output;
+}
+
 }  // namespace
 }  // namespace kiln
