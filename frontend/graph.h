@@ -30,6 +30,9 @@ enum class DType : int32_t {
 // "float32", "int64", ... ("dtype 13" for one without a name here).
 std::string dtype_name(DType t);
 
+// "1x3x224x224" ("scalar" for no dimensions): how messages write a shape.
+std::string dims_text(const std::vector<int64_t>& dims);
+
 struct Tensor {
   std::string name;
   DType dtype = DType::kUndefined;

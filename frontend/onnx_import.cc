@@ -33,12 +33,6 @@ std::string one_line(const std::string& text) {
   return out;
 }
 
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s;
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
-  return s.empty() ? "(scalar)" : s;
-}
-
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 Result<onnx::ModelProto> parse_model(const std::string& path) {

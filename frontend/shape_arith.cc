@@ -13,12 +13,6 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   return p;
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 class Evaluator {
  public:
   Evaluator(const Node& node, const std::vector<const Tensor*>& inputs, int64_t opset)
@@ -173,7 +167,7 @@ class Evaluator {
       for (size_t d = 0; d < shape.size(); ++d) {
         if (t->shape.size() != shape.size() ||
             (static_cast<int64_t>(d) != ax && t->shape[d] != first->shape[d])) {
-          return error("input shapes " + shape_text(first->shape) + " and " + shape_text(t->shape) +
+          return error("input shapes " + dims_text(first->shape) + " and " + dims_text(t->shape) +
                        " do not concatenate on axis " + std::to_string(ax));
         }
       }
@@ -269,7 +263,7 @@ class Evaluator {
       if (known == 0 || count % known != 0) return error("cannot infer the -1 of the shape");
       shape[infer_at] = count / known;
     } else if (known != count) {
-      return error("cannot reshape " + shape_text(data.shape) + " to " + shape_text(shape));
+      return error("cannot reshape " + dims_text(data.shape) + " to " + dims_text(shape));
     }
     return out(shape, data.i64);
   }
@@ -287,7 +281,7 @@ class Evaluator {
     std::vector<int64_t> sa = aligned(a.shape), sb = aligned(b.shape), shape(rank);
     for (size_t d = 0; d < rank; ++d) {
       if (sa[d] != sb[d] && sa[d] != 1 && sb[d] != 1) {
-        return error("shapes " + shape_text(a.shape) + " and " + shape_text(b.shape) +
+        return error("shapes " + dims_text(a.shape) + " and " + dims_text(b.shape) +
                      " do not broadcast");
       }
       shape[d] = sa[d] == 1 ? sb[d] : sa[d];

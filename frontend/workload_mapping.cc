@@ -6,12 +6,6 @@ namespace kiln::frontend {
 
 namespace {
 
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s;
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
-  return s;
-}
-
 Status not_expressible(const Graph& graph, const Node& node, const std::string& why) {
   return InvalidArgument(graph.source + ": " + node.describe() + ": " + why);
 }
