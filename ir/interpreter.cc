@@ -1,8 +1,10 @@
 #include "ir/interpreter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
+#include "ir/int_arith.h"
 #include "ir/printer.h"
 
 namespace kiln::ir {
@@ -13,12 +15,6 @@ struct Value {
   int64_t i = 0;  // integers and booleans
   float f = 0;    // floats
 };
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 class Interpreter {
  public:
@@ -113,7 +109,7 @@ class Interpreter {
         if (b.i == 0)
           fail("integer modulo by zero in " + to_string(e));
         else
-          r.i = a.i - floor_div(a.i, b.i) * b.i;
+          r.i = floor_mod(a.i, b.i);
         break;
       case ExprKind::kMin:
         is_float ? r.f = std::fmin(a.f, b.f) : r.i = std::min(a.i, b.i);

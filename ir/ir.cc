@@ -1,20 +1,14 @@
 #include "ir/ir.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "common/check.h"
+#include "ir/int_arith.h"
 
 namespace kiln::ir {
 
 namespace {
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 
 Expr make_node(ExprNode node) { return Expr(std::make_shared<const ExprNode>(std::move(node))); }
 
