@@ -37,6 +37,19 @@ Program one_stage(std::vector<Buffer> buffers, int num_inputs, Stmt body) {
   return p;
 }
 
+// A program "test" over buffers (in, out, ws): an untimed stage "pack" then a timed "compute".
+Program pack_then_compute(const Buffer& in, const Buffer& out, const Buffer& ws, Stmt pack,
+                          Stmt compute) {
+  Program p;
+  p.name = "test";
+  p.buffers = {in, out, ws};
+  p.num_inputs = 1;
+  p.num_outputs = 1;
+  p.stages = {Stage{"pack", std::move(pack), /*timed=*/false},
+              Stage{"compute", std::move(compute)}};
+  return p;
+}
+
 // Interprets `p` on `data`, one vector per program buffer.
 Status run(const Program& p, std::vector<std::vector<float>>& data) {
   std::vector<float*> ptrs;
@@ -261,15 +274,11 @@ TEST(IrPrinter, ProgramListsBuffersAndStages) {
   Buffer in("A", {2, 3}, BufferScope::kArgument), out("B", {6}, BufferScope::kArgument);
   Buffer ws("P", {6}, BufferScope::kWorkspace);
   Expr i = var("i");
-  Program p;
-  p.name = "copy";
-  p.buffers = {in, out, ws};
-  p.num_inputs = 1;
-  p.num_outputs = 1;
-  p.stages = {Stage{"pack", For(i, 6, LoopKind::kSerial, StoreFlat(ws, i, in.load_flat(i))), false},
-              Stage{"compute", For(i, 6, LoopKind::kSerial, StoreFlat(out, i, ws.load_flat(i)))}};
+  Program p = pack_then_compute(in, out, ws,
+                                For(i, 6, LoopKind::kSerial, StoreFlat(ws, i, in.load_flat(i))),
+                                For(i, 6, LoopKind::kSerial, StoreFlat(out, i, ws.load_flat(i))));
   EXPECT_EQ(to_string(p),
-            "program copy\n"
+            "program test\n"
             "  buffer A[2, 3] argument\n"
             "  buffer B[6] argument\n"
             "  buffer P[6] workspace\n"
@@ -398,15 +407,9 @@ TEST(IrInterpreter, StagesRunInOrderThroughTheWorkspace) {
   Buffer in("A", {4}, BufferScope::kArgument), out("B", {4}, BufferScope::kArgument);
   Buffer ws("P", {4}, BufferScope::kWorkspace);
   Expr i = var("i");
-  Program p;
-  p.name = "reverse_then_double";
-  p.buffers = {in, out, ws};
-  p.num_inputs = 1;
-  p.num_outputs = 1;
-  p.stages = {
-      Stage{"pack", For(i, 4, LoopKind::kSerial, StoreFlat(ws, i, in.load_flat(Expr(3) - i))),
-            false},
-      Stage{"compute", For(i, 4, LoopKind::kSerial, StoreFlat(out, i, ws.load_flat(i) * f32(2)))}};
+  Program p = pack_then_compute(
+      in, out, ws, For(i, 4, LoopKind::kSerial, StoreFlat(ws, i, in.load_flat(Expr(3) - i))),
+      For(i, 4, LoopKind::kSerial, StoreFlat(out, i, ws.load_flat(i) * f32(2))));
   std::vector<std::vector<float>> data = {
       {1, 2, 3, 4}, std::vector<float>(4, std::nanf("")), std::vector<float>(4, std::nanf(""))};
   Status s = run(p, data);
