@@ -12,6 +12,7 @@
 #include "ir/interpreter.h"
 #include "ir/printer.h"
 #include "ops/registry.h"
+#include "tests/ops_test_util.h"
 
 namespace kiln::ops {
 namespace {
@@ -19,86 +20,7 @@ namespace {
 const TargetInfo kAvx512{16};
 
 Workload normalized(const std::string& text) {
-  auto w = Workload::parse(text);
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  auto n = batch_matmul_template().normalize(*w);
-  EXPECT_TRUE(n.ok()) << n.status().message();
-  return *n;
-}
-
-std::vector<std::vector<int64_t>> split_sizes(const ConfigEntity& c) {
-  std::vector<std::vector<int64_t>> out;
-  for (const auto& [name, e] : c.entities()) out.push_back(std::get<SplitEntity>(e).size);
-  return out;
-}
-
-void walk(const ir::Stmt& s, const std::function<void(const ir::Stmt&)>& f) {
-  if (!s.defined()) return;
-  f(s);
-  walk(s->body, f);
-  walk(s->then_case, f);
-  walk(s->else_case, f);
-  for (const ir::Stmt& c : s->seq) walk(c, f);
-}
-
-// No vectorized loop loads with a stride other than 0 or 1 (no gathers) or nests control flow.
-::testing::AssertionResult VectorLoopsAreSimd(const ir::Stmt& stage) {
-  std::string error;
-  walk(stage, [&](const ir::Stmt& s) {
-    if (s->kind != ir::StmtKind::kFor || s->loop_kind != ir::LoopKind::kVectorized) return;
-    const ir::ExprNode* v = s->loop_var.get();
-    walk(s->body, [&](const ir::Stmt& b) {
-      if (b->kind == ir::StmtKind::kSeq) return;
-      if (b->kind != ir::StmtKind::kStore) {
-        error += "non straight-line body in " + ir::to_string(s) + "\n";
-        return;
-      }
-      if (ir::linear_coefficient(b->index, v) != 1) error += "strided store " + ir::to_string(b);
-      ir::visit_exprs(b->value, [&](const ir::Expr& e) {
-        if (e->kind != ir::ExprKind::kLoad) return;
-        auto c = ir::linear_coefficient(e->a, v);
-        if (!c || (*c != 0 && *c != 1)) error += "gather " + ir::to_string(e) + "\n";
-      });
-    });
-  });
-  if (error.empty()) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << error;
-}
-
-// Interprets `program` on deterministic random inputs; compares with the reference.
-::testing::AssertionResult ComputesReference(const Workload& w, const ir::Program& program,
-                                             uint64_t seed) {
-  const Template& t = batch_matmul_template();
-  std::vector<TensorSpec> ins = t.inputs(w);
-  TensorSpec out = t.outputs(w)[0];
-  if (program.num_inputs != 2 || program.num_outputs != 1 ||
-      program.buffers[0]->shape != ins[0].shape || program.buffers[1]->shape != ins[1].shape ||
-      program.buffers[2]->shape != out.shape) {
-    return ::testing::AssertionFailure() << "arguments differ from the template's tensors";
-  }
-  std::mt19937_64 rng(seed);
-  std::vector<std::vector<float>> data;
-  for (const ir::Buffer& b : program.buffers) {
-    std::vector<float> v(b->num_elements(), std::nanf(""));
-    if (data.size() < 2) {
-      for (float& x : v) x = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1p-53 * 2 - 1);
-    }
-    data.push_back(std::move(v));
-  }
-  std::vector<float> expected(out.num_elements());
-  t.reference(w, {data[0].data(), data[1].data()}, {expected.data()});
-  std::vector<float*> ptrs;
-  for (auto& d : data) ptrs.push_back(d.data());
-  Status st = ir::interpret(program, ptrs);
-  if (!st.ok()) return ::testing::AssertionFailure() << st.message();
-  double max_ref = 0, max_err = 0;
-  for (size_t j = 0; j < expected.size(); ++j) {
-    max_ref = std::max(max_ref, std::fabs(static_cast<double>(expected[j])));
-    double err = std::fabs(static_cast<double>(data[2][j]) - expected[j]);
-    if (!(err <= max_err)) max_err = std::isnan(err) ? INFINITY : err;
-  }
-  if (max_err <= 1e-4 * max_ref) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "max error " << max_err << " vs max |ref| " << max_ref;
+  return ops::normalized(batch_matmul_template(), text);
 }
 
 TEST(BatchMatmulTest, SpaceMatchesTvm) {
@@ -136,7 +58,7 @@ TEST(BatchMatmulTest, FallbackFollowsTvm) {
     auto p = t.instantiate(w, f, kAvx512);
     ASSERT_TRUE(p.ok()) << p.status().message();
     if (w.at("M") * w.at("N") * w.at("K") * w.at("B") <= 8192) {
-      EXPECT_TRUE(ComputesReference(w, *p, 3));
+      EXPECT_TRUE(ComputesReference(t, w, *p, 3));
     }
   }
 }
@@ -160,7 +82,7 @@ TEST(BatchMatmulTest, SampledConfigsComputeTheReference) {
         continue;
       }
       ++accepted;
-      EXPECT_TRUE(ComputesReference(w, *p, i));
+      EXPECT_TRUE(ComputesReference(t, w, *p, i));
       for (const ir::Stage& s : p->stages) EXPECT_TRUE(VectorLoopsAreSimd(s.body));
       int64_t flops = 0;
       for (const ir::Stage& s : p->stages) flops += s.timed ? ir::count_flops(s.body) : 0;

@@ -14,6 +14,7 @@
 #include "ir/interpreter.h"
 #include "ir/printer.h"
 #include "ops/registry.h"
+#include "tests/ops_test_util.h"
 
 namespace kiln::ops {
 namespace {
@@ -23,73 +24,15 @@ const TargetInfo kAvx2{8};
 
 const Template& conv() { return conv2d_nchwc_template(); }
 
-Workload normalized(const std::string& text) {
-  auto parsed = Workload::parse(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-  auto w = conv().normalize(*parsed);
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  return *w;
-}
+Workload normalized(const std::string& text) { return ops::normalized(conv(), text); }
+std::string normalize_error(const std::string& text) { return ops::normalize_error(conv(), text); }
 
-std::string normalize_error(const std::string& text) {
-  auto w = conv().normalize(*Workload::parse(text));
-  EXPECT_FALSE(w.ok()) << text << " was accepted";
-  return w.ok() ? "" : w.status().message();
-}
-
-int64_t inner(const ConfigEntity& c, const std::string& knob) { return c.split(knob).size.back(); }
-
-void walk(const ir::Stmt& s, const std::function<void(const ir::Stmt&)>& f) {
-  if (!s.defined()) return;
-  f(s);
-  walk(s->body, f);
-  walk(s->then_case, f);
-  walk(s->else_case, f);
-  for (const ir::Stmt& c : s->seq) walk(c, f);
-}
-
-// Runs `program` (all stages, or only the timed ones on the workspace left by a full run) with
-// deterministic random inputs and NaN-filled outputs and workspace, and returns the largest
-// error relative to max |reference|; a failed run fails the test.
-class Runner {
+// Interprets `program` against the conv2d reference (see ReferenceRun).
+class Runner : public ReferenceRun {
  public:
-  Runner(const Workload& w, const ir::Program& program, uint64_t seed) : w_(w), p_(program) {
-    std::mt19937_64 rng(seed);
-    for (const ir::Buffer& b : p_.buffers) {
-      buffers_.emplace_back(b->num_elements(), std::numeric_limits<float>::quiet_NaN());
-    }
-    for (int i = 0; i < p_.num_inputs; ++i) {
-      for (float& x : buffers_[i]) x = static_cast<float>((rng() >> 11) * 0x1p-53 * 2 - 1);
-    }
-  }
-
-  double run(bool timed_only = false) {
-    ir::Program p = p_;
-    if (timed_only) {
-      std::erase_if(p.stages, [](const ir::Stage& s) { return !s.timed; });
-      std::fill(out().begin(), out().end(), std::numeric_limits<float>::quiet_NaN());
-    }
-    std::vector<float*> ptrs;
-    for (auto& b : buffers_) ptrs.push_back(b.data());
-    Status s = ir::interpret(p, ptrs);
-    EXPECT_TRUE(s.ok()) << s.message();
-    std::vector<float> ref(out().size());
-    conv().reference(w_, {ptrs[0], ptrs[1], ptrs[2]}, {ref.data()});
-    double max_ref = 0, max_err = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      max_ref = std::max(max_ref, std::abs(static_cast<double>(ref[i])));
-      double err = std::abs(static_cast<double>(ref[i]) - out()[i]);
-      max_err = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(max_err, err);
-    }
-    return max_err / std::max(max_ref, 1e-30);
-  }
-
- private:
-  std::vector<float>& out() { return buffers_[p_.num_inputs]; }
-
-  Workload w_;
-  ir::Program p_;
-  std::vector<std::vector<float>> buffers_;
+  Runner(const Workload& w, const ir::Program& program, uint64_t seed)
+      : ReferenceRun(conv(), w, program, seed) {}
+  double run(bool timed_only = false) { return relative_error(timed_only); }
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include "ir/interpreter.h"
 #include "ir/printer.h"
 #include "ops/registry.h"
+#include "tests/ops_test_util.h"
 
 namespace kiln::ops {
 namespace {
@@ -24,115 +25,6 @@ Workload parse(const std::string& text) {
   auto w = Workload::parse(text);
   EXPECT_TRUE(w.ok()) << w.status().message();
   return *w;
-}
-
-Workload normalized(const Template& t, const std::string& text) {
-  auto w = t.normalize(parse(text));
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  return *w;
-}
-
-std::vector<std::vector<int64_t>> split_sizes(const ConfigEntity& c) {
-  std::vector<std::vector<int64_t>> out;
-  for (const auto& [name, e] : c.entities()) out.push_back(std::get<SplitEntity>(e).size);
-  return out;
-}
-
-std::vector<float> random_floats(int64_t n, std::mt19937_64& rng) {
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1p-53 * 2 - 1);
-  return v;
-}
-
-void walk(const ir::Stmt& s, const std::function<void(const ir::Stmt&)>& f) {
-  if (!s.defined()) return;
-  f(s);
-  walk(s->body, f);
-  walk(s->then_case, f);
-  walk(s->else_case, f);
-  for (const ir::Stmt& c : s->seq) walk(c, f);
-}
-
-// The code generator's fast path: a vectorized loop's body is straight-line stores whose
-// index moves with the lane, and every load is contiguous or a broadcast (no gathers).
-::testing::AssertionResult VectorLoopsAreSimd(const ir::Stmt& stage) {
-  std::string error;
-  walk(stage, [&](const ir::Stmt& s) {
-    if (s->kind != ir::StmtKind::kFor || s->loop_kind != ir::LoopKind::kVectorized) return;
-    const ir::ExprNode* v = s->loop_var.get();
-    walk(s->body, [&](const ir::Stmt& b) {
-      if (b->kind != ir::StmtKind::kStore && b->kind != ir::StmtKind::kSeq) {
-        error += "non straight-line body in " + ir::to_string(s) + "\n";
-        return;
-      }
-      if (b->kind != ir::StmtKind::kStore) return;
-      if (ir::linear_coefficient(b->index, v) != 1) error += "strided store " + ir::to_string(b);
-      ir::visit_exprs(b->value, [&](const ir::Expr& e) {
-        if (e->kind != ir::ExprKind::kLoad) return;
-        auto c = ir::linear_coefficient(e->a, v);
-        if (!c || (*c != 0 && *c != 1)) error += "gather " + ir::to_string(e) + "\n";
-      });
-    });
-  });
-  if (error.empty()) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << error;
-}
-
-// Runs `program` on deterministic random inputs and compares its outputs with the reference,
-// then reruns only the timed stages on the workspace the untimed ones left and compares again.
-::testing::AssertionResult ComputesReference(const Template& t, const Workload& w,
-                                             const ir::Program& program, uint64_t seed) {
-  std::vector<TensorSpec> ins = t.inputs(w), outs = t.outputs(w);
-  if (program.num_inputs != static_cast<int>(ins.size()) ||
-      program.num_outputs != static_cast<int>(outs.size())) {
-    return ::testing::AssertionFailure() << "argument counts differ from the template's";
-  }
-  std::mt19937_64 rng(seed);
-  std::vector<std::vector<float>> data;
-  for (size_t i = 0; i < program.buffers.size(); ++i) {
-    int64_t n = program.buffers[i]->num_elements();
-    if (i < ins.size() + outs.size()) {
-      const TensorSpec& spec = i < ins.size() ? ins[i] : outs[i - ins.size()];
-      if (program.buffers[i]->shape != spec.shape) {
-        return ::testing::AssertionFailure() << "buffer " << i << " has the wrong shape";
-      }
-    }
-    data.push_back(i < ins.size() ? random_floats(n, rng) : std::vector<float>(n, std::nanf("")));
-  }
-  std::vector<const float*> in_ptrs;
-  for (size_t i = 0; i < ins.size(); ++i) in_ptrs.push_back(data[i].data());
-  std::vector<std::vector<float>> expected;
-  std::vector<float*> out_ptrs;
-  for (const TensorSpec& o : outs) expected.emplace_back(o.num_elements());
-  for (auto& e : expected) out_ptrs.push_back(e.data());
-  t.reference(w, in_ptrs, out_ptrs);
-
-  ir::Program timed = program;
-  std::erase_if(timed.stages, [](const ir::Stage& s) { return !s.timed; });
-  for (const ir::Program* p : std::vector<const ir::Program*>{&program, &timed}) {
-    std::vector<float*> ptrs;
-    for (auto& d : data) ptrs.push_back(d.data());
-    for (size_t o = 0; o < outs.size(); ++o) {
-      std::fill(data[ins.size() + o].begin(), data[ins.size() + o].end(), std::nanf(""));
-    }
-    Status st = ir::interpret(*p, ptrs);
-    if (!st.ok()) return ::testing::AssertionFailure() << st.message();
-    for (size_t o = 0; o < outs.size(); ++o) {
-      const std::vector<float>& got = data[ins.size() + o];
-      double max_ref = 0, max_err = 0;
-      for (size_t j = 0; j < got.size(); ++j) {
-        max_ref = std::max(max_ref, std::fabs(static_cast<double>(expected[o][j])));
-        double err = std::fabs(static_cast<double>(got[j]) - expected[o][j]);
-        if (!(err <= max_err)) max_err = std::isnan(err) ? INFINITY : err;
-      }
-      if (!(max_err <= 1e-4 * max_ref)) {
-        return ::testing::AssertionFailure()
-               << (p == &timed ? "timed stages: " : "") << "max error " << max_err
-               << " vs max |ref| " << max_ref;
-      }
-    }
-  }
-  return ::testing::AssertionSuccess();
 }
 
 int64_t timed_flops(const ir::Program& p) {

@@ -14,6 +14,7 @@
 #include "ir/interpreter.h"
 #include "ir/printer.h"
 #include "ops/registry.h"
+#include "tests/ops_test_util.h"
 
 namespace kiln::ops {
 namespace {
@@ -23,56 +24,14 @@ const TargetInfo kAvx2{8};
 
 const Template& depthwise() { return depthwise_conv2d_nchwc_template(); }
 
-Workload normalized(const std::string& text) {
-  auto parsed = Workload::parse(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-  auto w = depthwise().normalize(*parsed);
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  return *w;
-}
-
+Workload normalized(const std::string& text) { return ops::normalized(depthwise(), text); }
 std::string normalize_error(const std::string& text) {
-  auto w = depthwise().normalize(*Workload::parse(text));
-  EXPECT_FALSE(w.ok()) << text << " was accepted";
-  return w.ok() ? "" : w.status().message();
+  return ops::normalize_error(depthwise(), text);
 }
 
-int64_t inner(const ConfigEntity& c, const std::string& knob) { return c.split(knob).size.back(); }
-
-void walk(const ir::Stmt& s, const std::function<void(const ir::Stmt&)>& f) {
-  if (!s.defined()) return;
-  f(s);
-  walk(s->body, f);
-  walk(s->then_case, f);
-  walk(s->else_case, f);
-  for (const ir::Stmt& c : s->seq) walk(c, f);
-}
-
-// Runs all stages of `program` on deterministic random inputs (outputs and workspace start as
-// NaN) and returns the largest error relative to max |reference|; a failed run fails the test.
+// The largest error of all stages of `program` relative to the reference (see ReferenceRun).
 double run(const Workload& w, const ir::Program& program, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::vector<float>> buffers;
-  std::vector<float*> ptrs;
-  for (const ir::Buffer& b : program.buffers) {
-    buffers.emplace_back(b->num_elements(), std::numeric_limits<float>::quiet_NaN());
-  }
-  for (int i = 0; i < program.num_inputs; ++i) {
-    for (float& x : buffers[i]) x = static_cast<float>((rng() >> 11) * 0x1p-53 * 2 - 1);
-  }
-  for (auto& b : buffers) ptrs.push_back(b.data());
-  Status s = ir::interpret(program, ptrs);
-  EXPECT_TRUE(s.ok()) << s.message();
-  const std::vector<float>& out = buffers[program.num_inputs];
-  std::vector<float> ref(out.size());
-  depthwise().reference(w, {ptrs[0], ptrs[1], ptrs[2]}, {ref.data()});
-  double max_ref = 0, max_err = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    max_ref = std::max(max_ref, std::abs(static_cast<double>(ref[i])));
-    double err = std::abs(static_cast<double>(ref[i]) - out[i]);
-    max_err = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(max_err, err);
-  }
-  return max_err / std::max(max_ref, 1e-30);
+  return ReferenceRun(depthwise(), w, program, seed).relative_error();
 }
 
 // MobileNet-V2's first depthwise layer.

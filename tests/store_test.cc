@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -21,28 +22,14 @@
 #include "store/record_store.h"
 #include "store/schema.h"
 #include "store/sqlite_db.h"
+#include "tests/temp_dir.h"
 
 namespace kiln::store {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory under $TMPDIR, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "kiln_store_test_XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
+using kiln::testing::TempDir;
 
 Record make_record(const std::string& workload, int64_t index, std::vector<double> costs,
                    int error_no = 0, const std::string& target = "llvm -mcpu=znver5",
@@ -433,23 +420,17 @@ TEST(RecordStoreProcessTest, ReaderSeesOnlyWholeBatchesWhileWriterAppends) {
   expect_whole_batches(*writer);
 }
 
-TEST(RecordStoreProcessTest, TwoWritersWaitForEachOther) {
-  TempDir dir;
-  const std::string path = dir.file("r.db");
-  ASSERT_TRUE(open_or_die(path));  // create it, so the children race only on appends
-  constexpr int kBatchesEach = 40;
+// Forks `n` child processes; child k runs body(k) and exits with its result. Waits for all of
+// them and expects each to have exited with status 0.
+void RunInChildren(int n, const std::function<int(int)>& body) {
   std::vector<pid_t> children;
-  for (int w = 0; w < 2; ++w) {
+  for (int k = 0; k < n; ++k) {
     pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      auto store = RecordStore::open(path);
-      if (!store.ok()) _exit(2);
-      for (int b = 0; b < kBatchesEach; ++b) {
-        if (!(*store)->append(numbered_batch(w * 1000 + b)).ok()) _exit(3);
-      }
-      _exit(0);
+    if (pid < 0) {
+      ADD_FAILURE() << "fork failed";
+      break;
     }
+    if (pid == 0) _exit(body(k));
     children.push_back(pid);
   }
   for (pid_t pid : children) {
@@ -457,6 +438,21 @@ TEST(RecordStoreProcessTest, TwoWritersWaitForEachOther) {
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   }
+}
+
+TEST(RecordStoreProcessTest, TwoWritersWaitForEachOther) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  ASSERT_TRUE(open_or_die(path));  // create it, so the children race only on appends
+  constexpr int kBatchesEach = 40;
+  RunInChildren(2, [&](int w) {
+    auto store = RecordStore::open(path);
+    if (!store.ok()) return 2;
+    for (int b = 0; b < kBatchesEach; ++b) {
+      if (!(*store)->append(numbered_batch(w * 1000 + b)).ok()) return 3;
+    }
+    return 0;
+  });
   auto store = open_or_die(path);
   EXPECT_TRUE(store->check_integrity().ok());
   EXPECT_EQ(*store->count(), 2 * kBatchesEach * kBatchSize);
@@ -467,25 +463,14 @@ TEST(RecordStoreProcessTest, ProcessesCreatingTheSameNewStoreAtOnceAllSucceed) {
   TempDir dir;
   const std::string path = dir.file("new.db");
   constexpr int kProcesses = 4;
-  std::vector<pid_t> children;
-  for (int p = 0; p < kProcesses; ++p) {
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      auto store = RecordStore::open(path);
-      if (!store.ok()) {
-        std::fprintf(stderr, "%s\n", store.status().message().c_str());
-        _exit(2);
-      }
-      _exit((*store)->append(numbered_batch(p)).ok() ? 0 : 3);
+  RunInChildren(kProcesses, [&](int p) {
+    auto store = RecordStore::open(path);
+    if (!store.ok()) {
+      std::fprintf(stderr, "%s\n", store.status().message().c_str());
+      return 2;
     }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  }
+    return (*store)->append(numbered_batch(p)).ok() ? 0 : 3;
+  });
   auto store = open_or_die(path);
   EXPECT_EQ(*store->schema_version(), latest_schema_version());
   EXPECT_EQ(*store->count(), kProcesses * kBatchSize);

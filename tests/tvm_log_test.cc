@@ -20,6 +20,7 @@
 #include "store/py_json.h"
 #include "store/record_store.h"
 #include "store/tvm_target.h"
+#include "tests/temp_dir.h"
 
 namespace kiln::store {
 namespace {
@@ -51,21 +52,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "kiln_log_test_XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
+using kiln::testing::TempDir;
 
 // ---------------------------------------------------------------------------------------------
 // Python-exact JSON.
