@@ -17,6 +17,7 @@
 
 #include "builder/build.h"
 #include "ops/registry.h"
+#include "tuner/space_walk.h"
 
 namespace {
 
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
     std::mt19937_64 rng(seed);
     std::vector<double> total, codegen, optimize, emit, link;
     int invalid = 0, failed = 0;
-    for (int64_t index : space.sample_ints(configs, rng)) {
+    for (int64_t index : tuner::sample_ints(space, configs, rng)) {
       auto program = t->instantiate(w, space.get(index), {target.simd_lanes()});
       if (!program.ok()) {
         ++invalid;

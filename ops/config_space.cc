@@ -9,7 +9,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "common/random.h"
+#include "common/python_compat.h"
 
 namespace kiln {
 namespace {
@@ -25,175 +25,6 @@ namespace {
   do {                                  \
     if (!(cond)) Die(message);          \
   } while (0)
-
-// ---------------------------------------------------------------------------------------------
-// CPython set emulation, for the "verbose" split policy. TVM builds its factor list as
-// list(set(divisors) | set(pow2s)), so the config indices in TVM logs follow CPython's hash-table
-// slot order. This models Objects/setobject.c (3.x, unchanged from 3.7 to 3.12) for positive
-// ints, whose hash is the value itself (mod 2^61 - 1). Sets built here never delete, so there are
-// no dummy entries.
-class PySet {
- public:
-  static constexpr size_t kMinSize = 8;       // PySet_MINSIZE
-  static constexpr size_t kLinearProbes = 9;  // LINEAR_PROBES
-  static constexpr int kPerturbShift = 5;     // PERTURB_SHIFT
-
-  PySet() : table_(kMinSize, 0), mask_(kMinSize - 1) {}
-
-  // set(list): set_add_entry for each element, in list order.
-  static PySet FromList(const std::vector<int64_t>& keys) {
-    PySet s;
-    for (int64_t k : keys) s.Add(k);
-    return s;
-  }
-
-  // set_add_entry().
-  void Add(int64_t key) {
-    const uint64_t hash = Hash(key);
-    size_t i = hash & mask_;
-    uint64_t perturb = hash;
-    while (true) {
-      // Probe slot i and, when they fit before the end of the table, the next kLinearProbes.
-      const size_t last = (i + kLinearProbes <= mask_) ? i + kLinearProbes : i;
-      for (size_t j = i; j <= last; ++j) {
-        if (table_[j] == key) return;  // ints: equal hash <=> equal value in this range
-        if (table_[j] == 0) {
-          table_[j] = key;
-          ++fill_;
-          ++used_;
-          if (static_cast<size_t>(fill_) * 5 >= mask_ * 3) {
-            Resize(used_ > 50000 ? used_ * 2 : used_ * 4);
-          }
-          return;
-        }
-      }
-      perturb >>= kPerturbShift;
-      i = (i * 5 + 1 + perturb) & mask_;
-    }
-  }
-
-  // set_merge(): `this |= other`, as set_update_internal() does for a set argument. `a | b` is
-  // a copy of a (an empty set merged with a) then merged with b.
-  void Merge(const PySet& other) {
-    if (other.used_ == 0) return;
-    // One resize up front, expecting few overlapping keys.
-    if ((fill_ + other.used_) * 5 >= static_cast<int64_t>(mask_) * 3) {
-      Resize((used_ + other.used_) * 2);
-    }
-    if (fill_ == 0 && mask_ == other.mask_) {  // same size, no dummies: copy the slots verbatim
-      table_ = other.table_;
-      fill_ = other.fill_;
-      used_ = other.used_;
-      return;
-    }
-    if (fill_ == 0) {  // empty: clean inserts in the other's slot order
-      for (int64_t k : other.table_) {
-        if (k != 0) InsertClean(table_, mask_, k);
-      }
-      fill_ = used_ = other.used_;
-      return;
-    }
-    for (int64_t k : other.table_) {
-      if (k != 0) Add(k);
-    }
-  }
-
-  // Iteration order: slot order.
-  std::vector<int64_t> Items() const {
-    std::vector<int64_t> out;
-    out.reserve(used_);
-    for (int64_t k : table_) {
-      if (k != 0) out.push_back(k);
-    }
-    return out;
-  }
-
- private:
-  static uint64_t Hash(int64_t key) {
-    constexpr uint64_t kModulus = (uint64_t{1} << 61) - 1;  // _PyHASH_MODULUS on 64-bit
-    return static_cast<uint64_t>(key) % kModulus;
-  }
-
-  // set_insert_clean(): insert a key known to be absent into a table without dummies.
-  static void InsertClean(std::vector<int64_t>& table, size_t mask, int64_t key) {
-    const uint64_t hash = Hash(key);
-    size_t i = hash & mask;
-    uint64_t perturb = hash;
-    while (true) {
-      if (table[i] == 0) {
-        table[i] = key;
-        return;
-      }
-      if (i + kLinearProbes <= mask) {
-        for (size_t j = 1; j <= kLinearProbes; ++j) {
-          if (table[i + j] == 0) {
-            table[i + j] = key;
-            return;
-          }
-        }
-      }
-      perturb >>= kPerturbShift;
-      i = (i * 5 + 1 + perturb) & mask;
-    }
-  }
-
-  // set_table_resize(): the smallest power of two > minused (at least kMinSize); the old
-  // entries are re-inserted in slot order.
-  void Resize(int64_t minused) {
-    size_t newsize = kMinSize;
-    while (newsize <= static_cast<size_t>(minused)) newsize <<= 1;
-    std::vector<int64_t> newtable(newsize, 0);
-    for (int64_t k : table_) {
-      if (k != 0) InsertClean(newtable, newsize - 1, k);
-    }
-    table_ = std::move(newtable);
-    mask_ = newsize - 1;
-    fill_ = used_;
-  }
-
-  std::vector<int64_t> table_;  // 0 marks an unused slot (keys are >= 1)
-  size_t mask_;
-  int64_t fill_ = 0;
-  int64_t used_ = 0;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Printing in Python's style.
-
-std::string PyRepr(const nlohmann::json& v, bool quote_strings) {
-  switch (v.type()) {
-    case nlohmann::json::value_t::null:
-      return "None";
-    case nlohmann::json::value_t::boolean:
-      return v.get<bool>() ? "True" : "False";
-    case nlohmann::json::value_t::string:
-      return quote_strings ? "'" + v.get<std::string>() + "'" : v.get<std::string>();
-    case nlohmann::json::value_t::array: {
-      std::string s = "[";
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (i > 0) s += ", ";
-        s += PyRepr(v[i], /*quote_strings=*/true);
-      }
-      return s + "]";
-    }
-    default:
-      return v.dump();
-  }
-}
-
-template <typename T>
-std::string PyList(const std::vector<T>& xs) {
-  std::string s = "[";
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (i > 0) s += ", ";
-    if constexpr (std::is_same_v<T, std::string>) {
-      s += "'" + xs[i] + "'";
-    } else {
-      s += std::to_string(xs[i]);
-    }
-  }
-  return s + "]";
-}
 
 // ---------------------------------------------------------------------------------------------
 // Enumeration helpers.
@@ -392,13 +223,11 @@ std::string entity_repr(const Entity& entity) {
   return std::visit(
       [](const auto& e) -> std::string {
         using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, SplitEntity>) return PyList(e.size);
-        if constexpr (std::is_same_v<T, ReorderEntity>) return PyList(e.perm);
-        if constexpr (std::is_same_v<T, AnnotateEntity>) return PyList(e.anns);
+        if constexpr (std::is_same_v<T, SplitEntity>) return py_repr(e.size);
+        if constexpr (std::is_same_v<T, ReorderEntity>) return py_repr(e.perm);
+        if constexpr (std::is_same_v<T, AnnotateEntity>) return py_repr(e.anns);
         // OtherOptionEntity.__repr__ is str(val): a top-level string is not quoted.
-        if constexpr (std::is_same_v<T, OtherOptionEntity>) {
-          return PyRepr(e.val, /*quote_strings=*/false);
-        }
+        if constexpr (std::is_same_v<T, OtherOptionEntity>) return py_str(e.val);
       },
       entity);
 }
@@ -491,11 +320,7 @@ std::vector<int64_t> split_factors(int64_t n, std::string_view policy) {
   if (policy == "factors") return get_factors(n);
   if (policy == "power2") return get_pow2s(n);
   KILN_SPACE_CHECK(policy == "verbose", "invalid split policy '" + std::string(policy) + "'");
-  // set(a) | set(b): set_or() copies the first set, then merges the second into the copy.
-  PySet result;
-  result.Merge(PySet::FromList(get_factors(n)));
-  result.Merge(PySet::FromList(get_pow2s(n)));
-  return result.Items();
+  return py_set_union_order(get_factors(n), get_pow2s(n));
 }
 
 SplitEntity fallback_split(int64_t length, const std::vector<int64_t>& constraints) {
@@ -766,8 +591,6 @@ const ConfigSpace::FilterCache& ConfigSpace::Cache() const {
   return c;
 }
 
-bool ConfigSpace::EvalFilter(int64_t index) const { return filter_(get(index)); }
-
 int64_t ConfigSpace::size() const {
   if (!filter_) return range_length_;
   return Cache().count;
@@ -776,12 +599,20 @@ int64_t ConfigSpace::size() const {
 bool ConfigSpace::is_index_valid(int64_t index) const {
   if (index < 0 || index >= range_length_) return false;
   if (!filter_) return true;
-  if (range_length_ > kMaxFilterCacheRange) return EvalFilter(index);
+  if (range_length_ > kMaxFilterCacheRange) return filter_(get(index));
   const FilterCache& c = Cache();
   return (c.bits[index / 64] >> (index % 64)) & 1;
 }
 
-int64_t ConfigSpace::SelectValid(int64_t k) const {
+int64_t ConfigSpace::nth_valid_index(int64_t k) const {
+  KILN_SPACE_CHECK(0 <= k && k < size(), "nth_valid_index(" + std::to_string(k) + ") outside [0, " +
+                                             std::to_string(size()) + ")");
+  if (!filter_) return k;
+  if (range_length_ > kMaxFilterCacheRange) {
+    for (int64_t i = 0;; ++i) {
+      if (filter_(get(i)) && k-- == 0) return i;
+    }
+  }
   const FilterCache& c = Cache();
   // The last word w with rank[w] <= k holds the k-th valid index.
   const auto it = std::upper_bound(c.rank.begin(), c.rank.end(), k);
@@ -934,116 +765,6 @@ Result<ConfigEntity> ConfigSpace::make_config(
     digit[k] = 0;
   }
   return get(knob2point(digit));
-}
-
-int64_t ConfigSpace::random_index(std::mt19937_64& rng) const {
-  if (range_length_ == 0) return -1;
-  if (!filter_) return static_cast<int64_t>(uniform_below(rng, range_length_));
-  if (range_length_ <= kMaxFilterCacheRange) {
-    const int64_t n = size();
-    if (n == 0) return -1;
-    return SelectValid(static_cast<int64_t>(uniform_below(rng, n)));
-  }
-  // Too large to cache: rejection sampling. Only after many misses is the (expensive) exact count
-  // taken, to tell a sparse space from an empty one.
-  for (int64_t tries = 0;; ++tries) {
-    if (tries == 4096 && size() == 0) return -1;
-    const int64_t i = static_cast<int64_t>(uniform_below(rng, range_length_));
-    if (EvalFilter(i)) return i;
-  }
-}
-
-int64_t ConfigSpace::random_index(std::mt19937_64& rng,
-                                  const std::unordered_set<int64_t>& exclude) const {
-  if (exclude.empty()) return random_index(rng);
-  auto remaining = [&] {
-    int64_t excluded_valid = 0;
-    for (int64_t e : exclude) excluded_valid += is_index_valid(e) ? 1 : 0;
-    return size() - excluded_valid;
-  };
-  auto hit = [&](int64_t i) { return !exclude.contains(i) && is_index_valid(i); };
-  if (range_length_ > kMaxFilterCacheRange) {
-    // Too large to scan: rejection sampling; the exact (possibly expensive) count is taken only
-    // after many misses, to tell a sparse remainder from an empty one.
-    for (int64_t tries = 0;; ++tries) {
-      if (tries == 4096 && remaining() <= 0) return -1;
-      const int64_t i = static_cast<int64_t>(uniform_below(rng, range_length_));
-      if (hit(i)) return i;
-    }
-  }
-  const int64_t left = remaining();
-  if (left <= 0) return -1;
-  if (left * 16 >= range_length_) {  // dense: about 16 draws per hit at worst
-    while (true) {
-      const int64_t i = static_cast<int64_t>(uniform_below(rng, range_length_));
-      if (hit(i)) return i;
-    }
-  }
-  // Sparse: pick the r-th remaining index by scanning, which bounds the cost by the range.
-  int64_t r = static_cast<int64_t>(uniform_below(rng, left));
-  for (int64_t i = 0; i < range_length_; ++i) {
-    if (hit(i) && r-- == 0) return i;
-  }
-  return -1;  // unreachable: `left` indices pass hit()
-}
-
-int64_t ConfigSpace::random_walk(int64_t index, std::mt19937_64& rng) const {
-  KILN_SPACE_CHECK(index >= 0 && index < range_length_, "random_walk(" + std::to_string(index) +
-                                                            ") outside [0, " +
-                                                            std::to_string(range_length_) + ")");
-  // Would the walk below never end? Asked up front only where size() is cheap; above the cache
-  // limit it is asked after kMaxSteps, since counting streams over the whole range.
-  auto stuck = [&]() -> std::optional<int64_t> {
-    const int64_t n = size();
-    if (n == 0) return -1;
-    if (n == 1 && is_index_valid(index)) return index;
-    return std::nullopt;
-  };
-  if (!filter_ || range_length_ <= kMaxFilterCacheRange) {
-    if (auto r = stuck()) return *r;
-  }
-  const std::vector<int64_t> d = dims();
-  std::vector<int64_t> knob = point2knob(index);
-  int64_t point = index;
-  constexpr int kMaxSteps = 1 << 20;
-  for (int step = 0; point == index || !is_index_valid(point); ++step) {
-    if (step == kMaxSteps) {
-      if (auto r = stuck()) return *r;
-      return random_index(rng, {index});
-    }
-    const size_t from = uniform_below(rng, d.size());
-    knob[from] = static_cast<int64_t>(uniform_below(rng, d[from]));
-    point = knob2point(knob);
-  }
-  return point;
-}
-
-std::vector<int64_t> ConfigSpace::sample_ints(int64_t m, std::mt19937_64& rng) const {
-  const int64_t n = size();
-  m = std::min(m, n);
-  std::vector<int64_t> out;
-  if (m <= 0) return out;
-  if (m * 2 > n && n <= kMaxFilterCacheRange) {
-    // Most of the space is wanted: rejection would redraw often, so shuffle the valid indices.
-    std::vector<int64_t> valid;
-    valid.reserve(n);
-    for (int64_t i = 0; i < range_length_; ++i) {
-      if (is_index_valid(i)) valid.push_back(i);
-    }
-    for (int64_t i = 0; i < m; ++i) {
-      const int64_t j = i + static_cast<int64_t>(uniform_below(rng, n - i));
-      std::swap(valid[i], valid[j]);
-    }
-    valid.resize(m);
-    return valid;
-  }
-  std::unordered_set<int64_t> seen;
-  out.reserve(m);
-  while (static_cast<int64_t>(out.size()) < m) {
-    const int64_t i = random_index(rng);
-    if (seen.insert(i).second) out.push_back(i);
-  }
-  return out;
 }
 
 int64_t ConfigSpace::get_next_index(int64_t index, int64_t n, int64_t start, int64_t end) const {

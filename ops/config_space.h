@@ -12,7 +12,7 @@
 //
 // An optional cross-knob predicate (multi_filter) marks some indices invalid. Then
 // range_length() is the raw size of the index range and size() the number of valid indices; get()
-// still decodes any raw index, and the random helpers return only valid ones.
+// still decodes any raw index, and the random helpers of tuner/space_walk.h return only valid ones.
 //
 // Errors: arguments that come from outside (an index typed by a user, a log line) are checked and
 // answered with a Status. Arguments that only a template author controls (a policy name, a knob
@@ -30,10 +30,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -234,20 +232,10 @@ class ConfigSpace {
   // the knob's list. multi_filter is NOT checked (see is_index_valid).
   Result<ConfigEntity> make_config(std::vector<std::pair<std::string, Entity>> entities) const;
 
-  // --- Search helpers (tuners). Randomness comes only from `rng`; the same seed gives the same
-  // results on every platform (no std::*_distribution is used).
-  // A uniformly random valid index, or -1 when the space has no valid index.
-  int64_t random_index(std::mt19937_64& rng) const;
-  // A random valid index not in `exclude`, or -1 when every valid index is excluded.
-  int64_t random_index(std::mt19937_64& rng, const std::unordered_set<int64_t>& exclude) const;
-  // AutoTVM's random_walk: set one random knob to a random value, repeated (changes accumulate)
-  // while the point equals `index` or is invalid. REQUIRES 0 <= index < range_length().
-  // Returns `index` itself when no other valid index exists and -1 when there is no valid index
-  // at all (AutoTVM loops forever in both cases). After 2^20 fruitless steps (a nearly empty
-  // filtered space) it returns a random valid index other than `index` instead.
-  int64_t random_walk(int64_t index, std::mt19937_64& rng) const;
-  // min(m, size()) distinct valid indices in the order drawn; empty when the space is empty.
-  std::vector<int64_t> sample_ints(int64_t m, std::mt19937_64& rng) const;
+  // --- Navigation over valid indices (random sampling and walks are in tuner/space_walk.h).
+  // The k-th (0-based) valid index in ascending order. REQUIRES 0 <= k < size(). Constant time
+  // after the validity cache is built; above kMaxFilterCacheRange a scan from 0.
+  int64_t nth_valid_index(int64_t k) const;
   // AutoTVM's get_next_index: the n-th valid index after (n > 0) or before (n < 0) `index`
   // within [start, end) (end = -1 means range_length()), or -1 when it leaves the range.
   int64_t get_next_index(int64_t index, int64_t n = 1, int64_t start = 0, int64_t end = -1) const;
@@ -263,9 +251,6 @@ class ConfigSpace {
 
   void AddKnob(Knob knob);
   const FilterCache& Cache() const;  // REQUIRES has_filter()
-  bool EvalFilter(int64_t index) const;
-  // The k-th (0-based) valid index. REQUIRES the bit-vector cache and 0 <= k < size().
-  int64_t SelectValid(int64_t k) const;
 
   std::vector<Knob> knobs_;
   int64_t range_length_ = 1;

@@ -1,50 +1,10 @@
 #include "store/py_json.h"
 
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <string_view>
 #include <utility>
 
 namespace kiln::store {
-
-std::string py_float_repr(double x) {
-  if (x == 0) return std::signbit(x) ? "-0.0" : "0.0";
-  // std::to_chars without a precision gives the shortest digits that read back to x, choosing
-  // the closest such digits: the same digits as CPython's repr (David Gay's mode 0).
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific);
-  (void)ec;                              // 64 bytes hold any double in scientific form
-  std::string_view sci(buf, end - buf);  // e.g. "-4.5656413e-03"
-  std::string sign;
-  if (sci.front() == '-') {
-    sign = "-";
-    sci.remove_prefix(1);
-  }
-  size_t e = sci.find('e');
-  std::string digits(1, sci[0]);
-  if (e > 1) digits += std::string(sci.substr(2, e - 2));  // skip the '.'
-  int exp10 = std::atoi(std::string(sci.substr(e + 1)).c_str());
-  // CPython (float_repr_style 'short', format code 'r'): with decpt = exp10 + 1 the position of
-  // the decimal point, use exponent notation when decpt <= -4 or decpt > 16.
-  int decpt = exp10 + 1;
-  if (decpt <= -4 || decpt > 16) {
-    std::string out = sign + digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
-    std::string exponent = std::to_string(std::abs(exp10));
-    if (exponent.size() < 2) exponent = "0" + exponent;  // Python: at least two digits
-    return out + "e" + (exp10 < 0 ? "-" : "+") + exponent;
-  }
-  std::string out = sign;
-  if (decpt <= 0) {
-    out += "0." + std::string(-decpt, '0') + digits;
-  } else if (static_cast<size_t>(decpt) >= digits.size()) {
-    out += digits + std::string(decpt - digits.size(), '0') + ".0";
-  } else {
-    out += digits.substr(0, decpt) + "." + digits.substr(decpt);
-  }
-  return out;
-}
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include "ir/printer.h"
 #include "ops/registry.h"
 #include "tests/ops_test_util.h"
+#include "tuner/space_walk.h"
 
 namespace kiln::ops {
 namespace {
@@ -72,7 +73,7 @@ TEST(BatchMatmulTest, SampledConfigsComputeTheReference) {
     ConfigSpace space = t.space(w);
     std::mt19937_64 rng(7);
     int accepted = 0;
-    for (int64_t i : space.sample_ints(60, rng)) {
+    for (int64_t i : tuner::sample_ints(space, 60, rng)) {
       ConfigEntity c = space.get(i);
       SCOPED_TRACE(std::string(text) + " " + c.entity_string());
       auto p = t.instantiate(w, c, kAvx512);

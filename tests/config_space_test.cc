@@ -12,6 +12,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "tuner/space_walk.h"
+
 namespace kiln {
 namespace {
 
@@ -183,8 +185,8 @@ TEST(ConfigSpaceSplitTest, FilterMayEmptyTheSpace) {
   EXPECT_EQ(s.range_length(), 0);
   EXPECT_EQ(s.size(), 0);
   std::mt19937_64 rng(1);
-  EXPECT_EQ(s.random_index(rng), -1);
-  EXPECT_TRUE(s.sample_ints(5, rng).empty());
+  EXPECT_EQ(tuner::random_index(s, rng), -1);
+  EXPECT_TRUE(tuner::sample_ints(s, 5, rng).empty());
   EXPECT_FALSE(s.checked_get(0).ok());
   EXPECT_FALSE(s.make_config({}).ok());
 }
@@ -499,11 +501,12 @@ TEST(ConfigSpaceMultiFilterTest, TvmDocstringExample) {
   EXPECT_FALSE(s.is_index_valid(1));
   EXPECT_EQ(s.get(0).entity_string(), "[('tile_x', [32, 32]), ('tile_y', [32, 32])]");
   std::mt19937_64 rng(3);
-  EXPECT_EQ(s.random_index(rng), 0);
-  EXPECT_EQ(s.random_walk(0, rng), 0);  // no other valid point: AutoTVM would spin forever
-  EXPECT_EQ(s.random_walk(3, rng), 0);  // from an invalid point it still reaches the valid one
-  EXPECT_EQ(s.sample_ints(10, rng), (std::vector<int64_t>{0}));
-  EXPECT_EQ(s.random_index(rng, {0}), -1);
+  EXPECT_EQ(tuner::random_index(s, rng), 0);
+  EXPECT_EQ(tuner::random_walk(s, 0, rng), 0);  // no other valid point: AutoTVM would spin forever
+  EXPECT_EQ(tuner::random_walk(s, 3, rng),
+            0);  // from an invalid point it still reaches the valid one
+  EXPECT_EQ(tuner::sample_ints(s, 10, rng), (std::vector<int64_t>{0}));
+  EXPECT_EQ(tuner::random_index(s, rng, {0}), -1);
 }
 
 TEST(ConfigSpaceMultiFilterTest, CountsGetAndValidity) {
@@ -546,19 +549,19 @@ TEST(ConfigSpaceMultiFilterTest, RandomHelpersReturnOnlyValidIndices) {
   std::mt19937_64 rng(42);
   std::set<int64_t> seen;
   for (int i = 0; i < 2000; ++i) {
-    const int64_t r = s.random_index(rng);
+    const int64_t r = tuner::random_index(s, rng);
     ASSERT_TRUE(s.is_index_valid(r)) << r;
     seen.insert(r);
   }
   EXPECT_EQ(seen.size(), 24u);  // uniform over the valid ones: all of them show up
   for (int i = 0; i < 2000; ++i) {
     const int64_t from = static_cast<int64_t>(rng() % s.range_length());
-    const int64_t to = s.random_walk(from, rng);
+    const int64_t to = tuner::random_walk(s, from, rng);
     ASSERT_TRUE(s.is_index_valid(to));
     ASSERT_NE(to, from);
   }
   for (int64_t m : {0, 1, 5, 13, 24, 100}) {
-    const std::vector<int64_t> v = s.sample_ints(m, rng);
+    const std::vector<int64_t> v = tuner::sample_ints(s, m, rng);
     EXPECT_EQ(static_cast<int64_t>(v.size()), std::min<int64_t>(m, 24));
     EXPECT_EQ(std::set<int64_t>(v.begin(), v.end()).size(), v.size());
     for (int64_t x : v) EXPECT_TRUE(s.is_index_valid(x));
@@ -568,9 +571,9 @@ TEST(ConfigSpaceMultiFilterTest, RandomHelpersReturnOnlyValidIndices) {
   for (int64_t i = 0; i < s.range_length(); ++i) exclude.insert(i);
   const int64_t keep = s.get_next_index(-1, 7);
   exclude.erase(keep);
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(s.random_index(rng, exclude), keep);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(tuner::random_index(s, rng, exclude), keep);
   exclude.insert(keep);
-  EXPECT_EQ(s.random_index(rng, exclude), -1);
+  EXPECT_EQ(tuner::random_index(s, rng, exclude), -1);
 }
 
 TEST(ConfigSpaceMultiFilterTest, FilterWithNoValidConfigDoesNotHang) {
@@ -579,12 +582,21 @@ TEST(ConfigSpaceMultiFilterTest, FilterWithNoValidConfigDoesNotHang) {
   EXPECT_EQ(s.range_length(), 160);
   EXPECT_EQ(s.size(), 0);
   std::mt19937_64 rng(7);
-  EXPECT_EQ(s.random_index(rng), -1);
-  EXPECT_EQ(s.random_index(rng, {1, 2}), -1);
-  EXPECT_EQ(s.random_walk(5, rng), -1);
-  EXPECT_TRUE(s.sample_ints(3, rng).empty());
+  EXPECT_EQ(tuner::random_index(s, rng), -1);
+  EXPECT_EQ(tuner::random_index(s, rng, {1, 2}), -1);
+  EXPECT_EQ(tuner::random_walk(s, 5, rng), -1);
+  EXPECT_TRUE(tuner::sample_ints(s, 3, rng).empty());
   EXPECT_EQ(s.get_next_index(0), -1);
   EXPECT_EQ(s.get(68).split("tile_x").size, (std::vector<int64_t>{-1, 8}));
+}
+
+TEST(ConfigSpaceMultiFilterTest, NthValidIndexSkipsFilteredIndices) {
+  ConfigSpace s = DenseSpace();
+  EXPECT_EQ(s.nth_valid_index(0), 0);  // no filter: the k-th index is k
+  EXPECT_EQ(s.nth_valid_index(159), 159);
+  s.multi_filter([](const ConfigEntity& e) { return e.index() % 3 == 1; });
+  ASSERT_EQ(s.size(), 53);  // 1, 4, ..., 157
+  for (int64_t k = 0; k < s.size(); ++k) EXPECT_EQ(s.nth_valid_index(k), 3 * k + 1) << k;
 }
 
 TEST(ConfigSpaceMultiFilterTest, DefiningAKnobAfterTheFilterRecomputesValidity) {
@@ -607,8 +619,8 @@ TEST(ConfigSpaceRandomTest, WalkChangesExactlyOneKnobWithoutFilter) {
   const ConfigSpace s = Conv2dSpace();
   std::mt19937_64 rng(1);
   for (int i = 0; i < 1000; ++i) {
-    const int64_t from = s.random_index(rng);
-    const int64_t to = s.random_walk(from, rng);
+    const int64_t from = tuner::random_index(s, rng);
+    const int64_t to = tuner::random_walk(s, from, rng);
     const auto a = s.point2knob(from), b = s.point2knob(to);
     int diff = 0;
     for (size_t k = 0; k < a.size(); ++k) diff += a[k] != b[k];
@@ -616,24 +628,24 @@ TEST(ConfigSpaceRandomTest, WalkChangesExactlyOneKnobWithoutFilter) {
   }
   ConfigSpace one;
   one.define_knob("only", {1});
-  EXPECT_EQ(one.random_walk(0, rng), 0);
+  EXPECT_EQ(tuner::random_walk(one, 0, rng), 0);
 }
 
 TEST(ConfigSpaceRandomTest, DeterministicPerSeed) {
   const ConfigSpace s = Conv2dSpace();
   std::mt19937_64 a(123), b(123);
-  EXPECT_EQ(s.sample_ints(50, a), s.sample_ints(50, b));
-  EXPECT_EQ(s.sample_ints(300, a), s.sample_ints(300, b));  // the shuffle path
+  EXPECT_EQ(tuner::sample_ints(s, 50, a), tuner::sample_ints(s, 50, b));
+  EXPECT_EQ(tuner::sample_ints(s, 300, a), tuner::sample_ints(s, 300, b));  // the shuffle path
   for (int i = 0; i < 100; ++i) {
-    EXPECT_EQ(s.random_index(a), s.random_index(b));
-    EXPECT_EQ(s.random_walk(17, a), s.random_walk(17, b));
+    EXPECT_EQ(tuner::random_index(s, a), tuner::random_index(s, b));
+    EXPECT_EQ(tuner::random_walk(s, 17, a), tuner::random_walk(s, 17, b));
   }
   // Pinned: the sequence depends only on mt19937_64, not on the standard library.
   std::mt19937_64 c(2024);
-  const std::vector<int64_t> first = s.sample_ints(5, c);
+  const std::vector<int64_t> first = tuner::sample_ints(s, 5, c);
   std::mt19937_64 d(2024);
-  EXPECT_EQ(first, s.sample_ints(5, d));
-  EXPECT_EQ(s.sample_ints(308, d).size(), 308u);
+  EXPECT_EQ(first, tuner::sample_ints(s, 5, d));
+  EXPECT_EQ(tuner::sample_ints(s, 308, d).size(), 308u);
 }
 
 TEST(ConfigSpaceRandomTest, LargeSpaceIsNotMaterialized) {
@@ -646,20 +658,20 @@ TEST(ConfigSpaceRandomTest, LargeSpaceIsNotMaterialized) {
   EXPECT_EQ(s.dims(), (std::vector<int64_t>{7290, 60, 20, 7290}));
   ASSERT_GT(s.range_length(), int64_t{1} << 31);
   std::mt19937_64 rng(5);
-  const auto v = s.sample_ints(1000, rng);
+  const auto v = tuner::sample_ints(s, 1000, rng);
   EXPECT_EQ(std::set<int64_t>(v.begin(), v.end()).size(), 1000u);
   const int64_t last = s.range_length() - 1;
   EXPECT_EQ(s.knob2point(s.point2knob(last)), last);
   EXPECT_TRUE(s.checked_get(last).ok());
-  EXPECT_NE(s.random_walk(last, rng), last);
+  EXPECT_NE(tuner::random_walk(s, last, rng), last);
 
   // A filter over a range above the cache limit is evaluated per query.
   s.multi_filter([](const ConfigEntity& e) { return e.split("b").size[1] != 1; });
   for (int i = 0; i < 100; ++i) {
-    const int64_t r = s.random_index(rng);
+    const int64_t r = tuner::random_index(s, rng);
     ASSERT_TRUE(s.is_index_valid(r));
     EXPECT_NE(s.get(r).split("b").size[1], 1);
-    EXPECT_TRUE(s.is_index_valid(s.random_walk(r, rng)));
+    EXPECT_TRUE(s.is_index_valid(tuner::random_walk(s, r, rng)));
   }
   EXPECT_FALSE(s.is_index_valid(0));  // entity 0 of b is [-1, 1]
 }

@@ -15,6 +15,7 @@
 #include "ir/printer.h"
 #include "ops/registry.h"
 #include "tests/ops_test_util.h"
+#include "tuner/space_walk.h"
 
 namespace kiln::ops {
 namespace {
@@ -40,7 +41,7 @@ int CheckSampledConfigs(const Template& t, const std::string& text, int samples)
   ConfigSpace space = t.space(w);
   std::mt19937_64 rng(42);
   std::vector<ConfigEntity> configs;
-  for (int64_t i : space.sample_ints(samples, rng)) configs.push_back(space.get(i));
+  for (int64_t i : tuner::sample_ints(space, samples, rng)) configs.push_back(space.get(i));
   configs.push_back(t.fallback(w, space, kAvx512));
   int accepted = 0;
   for (const ConfigEntity& c : configs) {
@@ -173,7 +174,7 @@ TEST(DenseTest, TimedFlopsMatchTheTask) {
       EXPECT_EQ(t->flop(w), 2.0 * m * n * k);
       ConfigSpace space = t->space(w);
       std::mt19937_64 rng(1);
-      for (int64_t i : space.sample_ints(20, rng)) {
+      for (int64_t i : tuner::sample_ints(space, 20, rng)) {
         ConfigEntity c = space.get(i);
         auto p = t->instantiate(w, c, kAvx512);
         if (!p.ok()) continue;

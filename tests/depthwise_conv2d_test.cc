@@ -15,6 +15,7 @@
 #include "ir/printer.h"
 #include "ops/registry.h"
 #include "tests/ops_test_util.h"
+#include "tuner/space_walk.h"
 
 namespace kiln::ops {
 namespace {
@@ -98,7 +99,7 @@ TEST_P(DepthwiseConfigs, SampledConfigsMatchTheReference) {
   Workload w = normalized(GetParam());
   ConfigSpace space = depthwise().space(w);
   std::mt19937_64 rng(11);
-  std::vector<int64_t> indices = space.sample_ints(64, rng);
+  std::vector<int64_t> indices = tuner::sample_ints(space, 64, rng);
   indices.push_back(depthwise().fallback(w, space, kAvx512).index());
   for (int64_t index : indices) {
     ConfigEntity config = space.get(index);

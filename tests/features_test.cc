@@ -16,6 +16,7 @@
 #include "costmodel/touch_extractor.h"
 #include "ir/ir.h"
 #include "ops/registry.h"
+#include "tuner/space_walk.h"
 
 namespace kiln::costmodel {
 namespace {
@@ -259,7 +260,7 @@ TEST(FeaturesTemplates, FiniteNonEmptyRows) {
     Task task = MakeTask(name, workload);
     std::mt19937_64 rng(1);
     int ok = 0;
-    for (int64_t index : task.space.sample_ints(20, rng)) {
+    for (int64_t index : tuner::sample_ints(task.space, 20, rng)) {
       ConfigEntity config = task.space.get(index);
       auto itervar = extract_features(*task.tmpl, task.workload, config, ops::TargetInfo{},
                                       FeatureType::kItervar);
@@ -329,7 +330,7 @@ TEST(FeaturesExtractor, CacheAndThreadsGiveTheSameRows) {
     SCOPED_TRACE(name);
     Task task = MakeTask(name, workload);
     std::mt19937_64 rng(7);
-    std::vector<int64_t> indices = task.space.sample_ints(40, rng);
+    std::vector<int64_t> indices = tuner::sample_ints(task.space, 40, rng);
     indices.push_back(indices.front());  // a repeated index
     for (FeatureType type : {FeatureType::kItervar, FeatureType::kCurve, FeatureType::kKnob}) {
       FeatureExtractor serial(*task.tmpl, task.workload, task.space, ops::TargetInfo{}, type, 1);

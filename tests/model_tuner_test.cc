@@ -10,6 +10,7 @@
 #include "tuner/ga_tuner.h"
 #include "tuner/model_based_tuner.h"
 #include "tuner/sa_optimizer.h"
+#include "tuner/space_walk.h"
 
 namespace kiln {
 namespace {
@@ -54,7 +55,7 @@ TEST(SimulatedAnnealing, NeverProposesVisitedConfigsAndReturnsAtMostNumDistinct)
   tuner::SimulatedAnnealingOptimizer sa(space, {}, /*seed=*/3);
   std::unordered_set<int64_t> visited;
   std::mt19937_64 rng(1);
-  for (int64_t i : space.sample_ints(400, rng)) visited.insert(i);
+  for (int64_t i : tuner::sample_ints(space, 400, rng)) visited.insert(i);
   for (int round = 0; round < 3; ++round) {
     std::vector<int64_t> plan = sa.find_maximums(model, 64, visited);
     EXPECT_LE(plan.size(), 64u);
@@ -193,7 +194,7 @@ TEST(ModelBasedTuner, FirstPlanIsRandomThenFollowsTheModelWithARandomShare) {
   std::mt19937_64 rng(11);
   std::unordered_set<int64_t> seen;
   for (int64_t index : first) {
-    EXPECT_EQ(index, space.random_index(rng, seen));
+    EXPECT_EQ(index, tuner::random_index(space, rng, seen));
     seen.insert(index);
   }
   std::vector<float> s = model.predict(first);

@@ -11,6 +11,7 @@
 #include "ops/registry.h"
 #include "runner/local_measure.h"
 #include "runtime/thread_pool.h"
+#include "tuner/space_walk.h"
 
 namespace kiln {
 namespace {
@@ -34,7 +35,7 @@ TEST_P(OpsCorrectness, RandomConfigsAreCorrectOrRejected) {
   ASSERT_TRUE(w.ok()) << w.status().message();
   ConfigSpace space = tmpl->space(*w);
   std::mt19937_64 rng(2024);
-  std::vector<int64_t> indices = space.sample_ints(200, rng);
+  std::vector<int64_t> indices = tuner::sample_ints(space, 200, rng);
   ASSERT_EQ(static_cast<int64_t>(indices.size()), std::min<int64_t>(200, space.size()));
 
   builder::Target target = builder::Target::host();

@@ -16,6 +16,7 @@
 #include "costmodel/xgb_booster.h"
 #include "costmodel/xgb_cost_model.h"
 #include "ops/registry.h"
+#include "tuner/space_walk.h"
 
 namespace kiln::costmodel {
 namespace {
@@ -470,7 +471,7 @@ TEST(XgbCostModelTest, FitsRealTemplateFeatures) {
   ASSERT_TRUE(workload.ok()) << workload.status().message();
   const ConfigSpace space = tmpl->space(*workload);
   std::mt19937_64 rng(5);
-  const std::vector<int64_t> indices = space.sample_ints(192, rng);
+  const std::vector<int64_t> indices = tuner::sample_ints(space, 192, rng);
   ASSERT_EQ(indices.size(), 192u);
   const std::vector<int64_t> train(indices.begin(), indices.begin() + 128);
   const std::vector<int64_t> test(indices.begin() + 128, indices.end());

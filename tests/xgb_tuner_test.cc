@@ -10,6 +10,7 @@
 
 #include "ops/registry.h"
 #include "tuner/make_tuner.h"
+#include "tuner/space_walk.h"
 
 namespace kiln {
 namespace {
@@ -82,7 +83,7 @@ TEST(XgbTuner, TransferNeedsEnoughRecordsThenPlansTheFirstTrials) {
   DenseTask source("dense:M=64,N=512,K=64"), target("dense:M=64,N=256,K=64");
   std::vector<store::Record> records;
   std::mt19937_64 rng(9);
-  for (int64_t i : source.space.sample_ints(600, rng)) {
+  for (int64_t i : tuner::sample_ints(source.space, 600, rng)) {
     ConfigEntity c = source.space.get(i);
     store::Record r;
     r.task_name = "dense_pack.x86";

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "common/random.h"
+#include "tuner/space_walk.h"
 
 namespace kiln::tuner {
 
@@ -28,7 +29,7 @@ void GaTuner::start_population() {
   started_ = true;
   genes_.clear();
   while (static_cast<int>(genes_.size()) < options_.pop_size) {
-    int64_t index = space_.random_index(rng_, visited_);
+    int64_t index = random_index(space_, rng_, visited_);
     if (index < 0) break;
     visited_.insert(index);
     genes_.push_back(index);
@@ -43,7 +44,7 @@ std::vector<int64_t> GaTuner::next_batch(int n) {
     if (trial_pt_ >= genes_.size()) {
       // The generation is proposed but not all measured yet: AutoTVM's tune loop never asks
       // then; a caller that does gets fresh random configs rather than nothing.
-      int64_t index = space_.random_index(rng_, visited_);
+      int64_t index = random_index(space_, rng_, visited_);
       if (index < 0) break;
       visited_.insert(index);
       out.push_back(index);
@@ -130,7 +131,7 @@ void GaTuner::breed() {
     }
     // A converged population breeds only known configs: fill up with random ones.
     while (static_cast<int>(next.size()) < options_.pop_size) {
-      int64_t index = space_.random_index(rng_, visited_);
+      int64_t index = random_index(space_, rng_, visited_);
       if (index < 0) break;
       visited_.insert(index);
       next.push_back(index);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "tuner/space_walk.h"
+
 namespace kiln::tuner {
 
 namespace {
@@ -35,7 +37,7 @@ std::vector<int64_t> ModelBasedTuner::next_batch(int n) {
     int64_t index;
     if (trial_pt_ + epsilon_tail >= trials_.size()) {
       // No plan yet, or the last 5 % of the plan: a random unvisited config.
-      index = space_.random_index(rng_, visited_);
+      index = random_index(space_, rng_, visited_);
       if (index < 0) break;
     } else {
       index = trials_[trial_pt_];

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/random.h"
+#include "tuner/space_walk.h"
 
 namespace kiln::tuner {
 
@@ -63,7 +64,7 @@ std::vector<int64_t> SimulatedAnnealingOptimizer::find_maximums(
   last_iterations_ = 0;
   if (num <= 0 || space_.size() == 0) return {};
   if (!options_.persistent || points_.empty()) {
-    points_ = space_.sample_ints(std::min<int64_t>(options_.parallel_size, space_.size()), rng_);
+    points_ = sample_ints(space_, std::min<int64_t>(options_.parallel_size, space_.size()), rng_);
   }
   std::vector<int64_t>& points = points_;
   std::vector<float> scores = model.predict(points);
@@ -76,7 +77,7 @@ std::vector<int64_t> SimulatedAnnealingOptimizer::find_maximums(
   int k = 0, k_last_modify = 0;
   std::vector<int64_t> proposals(points.size());
   while (k < options_.n_iter && k < k_last_modify + options_.early_stop) {
-    for (size_t i = 0; i < points.size(); ++i) proposals[i] = space_.random_walk(points[i], rng_);
+    for (size_t i = 0; i < points.size(); ++i) proposals[i] = random_walk(space_, points[i], rng_);
     std::vector<float> new_scores = model.predict(proposals);
     for (size_t i = 0; i < points.size(); ++i) {
       double delta = static_cast<double>(new_scores[i]) - scores[i];

@@ -30,7 +30,7 @@ class SimulatedAnnealingOptimizer {
   // At most `num` distinct valid configs, none in `exclude`, with the highest scores `model`
   // gave any point the walkers visited, best first; configs scored below 0 are dropped (as
   // AutoTVM does, which matters for rank scores). Each iteration moves every walker one knob
-  // (ConfigSpace::random_walk) and accepts the move with probability
+  // (random_walk, tuner/space_walk.h) and accepts the move with probability
   // exp(min((new - old) / (t + 1e-5), 1)).
   std::vector<int64_t> find_maximums(costmodel::CostModel& model, int num,
                                      const std::unordered_set<int64_t>& exclude);

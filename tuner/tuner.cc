@@ -1,11 +1,13 @@
 #include "tuner/tuner.h"
 
+#include "tuner/space_walk.h"
+
 namespace kiln::tuner {
 
 std::vector<int64_t> RandomTuner::next_batch(int n) {
   std::vector<int64_t> out;
   while (static_cast<int>(out.size()) < n && has_next()) {
-    int64_t index = space_.random_index(rng_, visited_);
+    int64_t index = random_index(space_, rng_, visited_);
     if (index < 0) break;
     visited_.insert(index);
     out.push_back(index);
