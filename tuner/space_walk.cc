@@ -1,11 +1,10 @@
 #include "tuner/space_walk.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <utility>
 
+#include "common/check.h"
 #include "common/random.h"
 
 namespace kiln::tuner {
@@ -65,12 +64,8 @@ int64_t random_index(const ConfigSpace& space, std::mt19937_64& rng,
 
 int64_t random_walk(const ConfigSpace& space, int64_t index, std::mt19937_64& rng) {
   const int64_t range_length = space.range_length();
-  if (index < 0 || index >= range_length) {
-    // A caller's bug, not bad input (see ops/config_space.h): stop in every build type.
-    std::fprintf(stderr, "kiln: random_walk(%lld) outside [0, %lld)\n",
-                 static_cast<long long>(index), static_cast<long long>(range_length));
-    std::abort();
-  }
+  KILN_CHECK(index >= 0 && index < range_length)
+      << "random_walk(" << index << ") outside [0, " << range_length << ")";
   // Would the walk below never end? Asked up front only where size() is cheap; above the cache
   // limit it is asked after kMaxSteps, since counting streams over the whole range.
   auto stuck = [&]() -> std::optional<int64_t> {
