@@ -16,6 +16,7 @@
 #include "builder/target.h"
 #include "store/record_store.h"
 #include "tests/run_kiln.h"
+#include "tests/temp_dir.h"
 
 namespace kiln {
 namespace {
@@ -31,16 +32,8 @@ bool contains(const std::string& s, const std::string& part) {
 
 class CliHardening : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("kiln-cli-hardening-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  std::string path(const std::string& name) const { return dir_.file(name); }
+  testing::TempDir dir_{"kiln-cli-hardening"};
 };
 
 const char* kSmallDense = "--workload dense:M=16,N=16,K=16 --template dense_pack.x86";

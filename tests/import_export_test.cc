@@ -15,22 +15,12 @@
 #include "store/tvm_log.h"
 #include "store/tvm_target.h"
 #include "tests/run_kiln.h"
+#include "tests/tvm_log_lines.h"
 
 namespace kiln::store {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The dense example of autotvm.md §3, as TVM 0.16 writes it.
-const std::string kDenseLine =
-    R"({"input": ["llvm -keys=cpu ", "dense_nopack.x86", [["TENSOR", [1, 512], "float32"], ["TENSOR", [1000, 512], "float32"], null, "float32"], {}], "config": {"index": 68, "code_hash": null, "entity": [["tile_y", "sp", [-1, 1]], ["tile_x", "sp", [-1, 8]], ["tile_k", "sp", [-1, 16]]]}, "result": [[2.1e-05], 0, 0.84, 1700000000.0], "version": 0.2, "tvm_version": "0.16.0"})";
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 std::string with_target(const std::string& tvm_target) {
   return replaced(kDenseLine, R"("llvm -keys=cpu ")", "\"" + tvm_target + "\"");

@@ -16,6 +16,7 @@
 
 #include "store/record_store.h"
 #include "tests/run_kiln.h"
+#include "tests/temp_dir.h"
 
 namespace kiln {
 namespace {
@@ -28,16 +29,8 @@ CommandResult kiln(const std::string& args) { return testing::run_kiln(args); }
 
 class TuneCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("kiln-tune-cli-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  std::string path(const std::string& name) const { return dir_.file(name); }
+  testing::TempDir dir_{"kiln-tune-cli"};
 };
 
 const char* kTune =

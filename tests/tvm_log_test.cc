@@ -21,6 +21,7 @@
 #include "store/record_store.h"
 #include "store/tvm_target.h"
 #include "tests/temp_dir.h"
+#include "tests/tvm_log_lines.h"
 
 namespace kiln::store {
 namespace {
@@ -40,18 +41,6 @@ std::string conv_line_016() {
 }
 const std::string kConvWorkload =
     "conv2d:C=3,H=224,K=64,N=1,R=7,S=7,W=224,dilation=1,groups=1,pad=3,stride=2";
-// The constructed dense example of autotvm.md §3.
-const std::string kDenseLine =
-    R"({"input": ["llvm -keys=cpu ", "dense_nopack.x86", [["TENSOR", [1, 512], "float32"], ["TENSOR", [1000, 512], "float32"], null, "float32"], {}], "config": {"index": 68, "code_hash": null, "entity": [["tile_y", "sp", [-1, 1]], ["tile_x", "sp", [-1, 8]], ["tile_k", "sp", [-1, 16]]]}, "result": [[2.1e-05], 0, 0.84, 1700000000.0], "version": 0.2, "tvm_version": "0.16.0"})";
-
-// Replaces the first occurrence of `from` in `text` (which must contain it).
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
 using kiln::testing::TempDir;
 
 // ---------------------------------------------------------------------------------------------
