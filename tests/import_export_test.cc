@@ -15,6 +15,7 @@
 #include "store/tvm_log.h"
 #include "store/tvm_target.h"
 #include "tests/run_kiln.h"
+#include "tests/temp_dir.h"
 #include "tests/tvm_log_lines.h"
 
 namespace kiln::store {
@@ -35,26 +36,7 @@ std::string rejection(const std::string& line) {
   return parsed.ok() ? "" : parsed.status().message();
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "kiln_import_test_XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::string path = (fs::path(path_) / name).string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
+using kiln::testing::TempDir;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

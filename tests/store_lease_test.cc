@@ -13,27 +13,14 @@
 #include "store/record_store.h"
 #include "store/schema.h"
 #include "store/sqlite_db.h"
+#include "tests/temp_dir.h"
 
 namespace kiln::store {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "kiln_lease_test_XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
+using kiln::testing::TempDir;
 
 const TaskKey kTask{"llvm", "dense_pack.x86", "dense:K=16,M=16,N=32"};
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 
@@ -33,6 +34,12 @@ class TempDir {
   // The path of `name` inside the directory (nothing is created).
   std::string file(const std::string& name) const {
     return (std::filesystem::path(path_) / name).string();
+  }
+  // Writes `text` (bytes as they are) to the file `name` inside the directory; returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string path = file(name);
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
   }
 
  private:
