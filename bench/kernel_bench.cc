@@ -151,7 +151,7 @@ struct Best {
 
 // kiln tune's loop (random tuner, fixed seed and trial count, builder processes, isolated
 // runner) over every template of the operator, recording into `db`; returns the fastest config.
-Best tune(const ops::Workload& raw, const Args& args, const builder::Target& target,
+Best tune(const ops::Workload& raw, const Args& args, const Target& target,
           store::RecordStore& db) {
   Best best;
   double best_flops = 0;
@@ -213,7 +213,7 @@ int run(const Args& args) {
       "depthwise_conv2d:N=1,C=32,H=112,W=112,R=3,S=3,stride=1,pad=1",
       "depthwise_conv2d:N=1,C=96,H=112,W=112,R=3,S=3,stride=2,pad=1",
   };
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   ThreadPool pool(args.threads);
   auto opened = store::RecordStore::open(args.db);
   if (!opened.ok()) {

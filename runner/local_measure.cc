@@ -31,7 +31,7 @@ struct AlignedBuffer {
 };
 
 MeasureResult measure(const ops::Template& tmpl, const ops::Workload& w, const ConfigEntity& config,
-                      const builder::Target& target, const MeasureOptions& options,
+                      const Target& target, const MeasureOptions& options,
                       ThreadPool& pool, bool timed) {
   builder::BuildResult built = builder::build_measure_input({&tmpl, w, config, target});
   if (built.error != MeasureError::kNoError) {
@@ -168,13 +168,13 @@ MeasureResult run_built_kernel(const builder::BuildResult& built, const Referenc
 }
 
 MeasureResult measure_config(const ops::Template& tmpl, const ops::Workload& w,
-                             const ConfigEntity& config, const builder::Target& target,
+                             const ConfigEntity& config, const Target& target,
                              const MeasureOptions& options, ThreadPool& pool) {
   return measure(tmpl, w, config, target, options, pool, true);
 }
 
 MeasureResult check_config(const ops::Template& tmpl, const ops::Workload& w,
-                           const ConfigEntity& config, const builder::Target& target,
+                           const ConfigEntity& config, const Target& target,
                            const MeasureOptions& options, ThreadPool& pool) {
   return measure(tmpl, w, config, target, options, pool, false);
 }

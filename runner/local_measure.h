@@ -67,12 +67,12 @@ MeasureResult run_built_kernel(const builder::BuildResult& built, const Referenc
 
 // Builds and measures one config in this process (build errors are results, as above).
 MeasureResult measure_config(const ops::Template& tmpl, const ops::Workload& w,
-                             const ConfigEntity& config, const builder::Target& target,
+                             const ConfigEntity& config, const Target& target,
                              const MeasureOptions& options, ThreadPool& pool);
 
 // The same without timing: builds, runs once and compares with the reference.
 MeasureResult check_config(const ops::Template& tmpl, const ops::Workload& w,
-                           const ConfigEntity& config, const builder::Target& target,
+                           const ConfigEntity& config, const Target& target,
                            const MeasureOptions& options, ThreadPool& pool);
 
 }  // namespace kiln::runner

@@ -37,7 +37,7 @@ TEST_P(OpsCorrectness, RandomConfigsAreCorrectOrRejected) {
   std::vector<int64_t> indices = space.sample_ints(200, rng);
   ASSERT_EQ(static_cast<int64_t>(indices.size()), std::min<int64_t>(200, space.size()));
 
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   ThreadPool pool(2);
   runner::MeasureOptions options;
   int correct = 0, rejected = 0;

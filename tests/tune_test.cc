@@ -49,7 +49,7 @@ TEST(Tune, EveryFaultGetsItsErrorCodeAndTheRunFinishes) {
   tuner::GridTuner grid(space);
   tuner::TuneOptions options;
   options.n_trial = space.size();
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   auto done = tuner::tune_task(tmpl, w, target, space, grid, builder, runner, **db, options);
   ASSERT_TRUE(done.ok()) << done.status().message();
   EXPECT_EQ(done->done, space.size());
@@ -93,7 +93,7 @@ TEST(Tune, ResumesFromTheStoreWithoutRemeasuring) {
   ASSERT_TRUE(db.ok());
   builder::LocalBuildPool builder({2, 10});
   runner::LocalRunner runner(fast_runner(10));
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   tuner::TuneOptions options;
   options.n_trial = 10;
   {
@@ -123,7 +123,7 @@ TEST(Tune, PipelinedAndSequentialRunsMeasureTheSameConfigs) {
   ConfigSpace space = tmpl->space(w);
   builder::LocalBuildPool builder({2, 10});
   runner::LocalRunner runner(fast_runner(10));
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   std::vector<std::vector<int64_t>> sequences;
   for (bool pipeline : {true, false}) {
     std::string path = temp_db(pipeline ? "pipelined" : "sequential");
@@ -160,7 +160,7 @@ TEST(Tune, PausedBuildTimeDoesNotCountTowardTheBuildTimeout) {
   ASSERT_TRUE(hang);
   testing::WarpEnv env;
   builder::LocalBuildPool pool({1, /*timeout_s=*/60.0, &env});
-  std::vector<builder::MeasureInput> inputs = {{&tmpl, w, *hang, builder::Target::host()}};
+  std::vector<builder::MeasureInput> inputs = {{&tmpl, w, *hang, builder::host_target()}};
   pool.start(inputs);
   pool.pause();
   env.advance(100.0);  // paused: does not count
@@ -184,7 +184,7 @@ TEST(Tune, AWorkerThatCannotBeSpawnedFailsItsConfig) {
   env.fail_spawns("fork: Resource temporarily unavailable");
   builder::LocalBuildPool pool({1, 10.0, &env});
   std::vector<builder::BuildResult> built =
-      pool.build({{tmpl, w, space.get(0), builder::Target::host()}});
+      pool.build({{tmpl, w, space.get(0), builder::host_target()}});
   ASSERT_EQ(built.size(), 1u);
   EXPECT_EQ(built[0].error, MeasureError::kCompileHost);
   EXPECT_NE(built[0].message.find("Resource temporarily unavailable"), std::string::npos)
@@ -201,7 +201,7 @@ TEST(Tune, BatchesStartedAheadBuildInOrderDuringWorkFor) {
   for (int64_t i = 0; i < space.size(); ++i) {
     index_of.emplace(space.get(i).other("mode").val.get<std::string>(), i);
   }
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   auto input = [&](const std::string& mode) {
     return builder::MeasureInput{&tmpl, w, space.get(index_of.at(mode)), target};
   };
@@ -243,7 +243,7 @@ TEST(Tune, BatchesStartedAheadBuildInOrderDuringWorkFor) {
 // checked against its own task's reference.
 TEST(Tune, RunnerPreparesAheadAndChecksEachTaskAgainstItsOwnReference) {
   const ops::Template& tmpl = testing::fault_template();
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   builder::LocalBuildPool pool({1, 10});
   runner::LocalRunner runner(fast_runner(5));
   auto input_for = [&](const std::string& workload, const std::string& mode) {

@@ -4,7 +4,7 @@
 
 namespace kiln::tuner {
 
-TuneJob::TuneJob(std::vector<TuneJobTask> tasks, builder::Target target, TuneJobOptions options)
+TuneJob::TuneJob(std::vector<TuneJobTask> tasks, Target target, TuneJobOptions options)
     : tasks_(std::move(tasks)), target_(std::move(target)), options_(std::move(options)) {}
 
 Status TuneJob::transfer(XgbTuner& tuner, const TuneJobTask& task, store::RecordStore& store,

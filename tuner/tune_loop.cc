@@ -59,7 +59,7 @@ store::Record make_record(const builder::MeasureInput& input, const runner::Meas
 }  // namespace
 
 Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& workload,
-                               const builder::Target& target, const ConfigSpace& space,
+                               const Target& target, const ConfigSpace& space,
                                Tuner& tuner, builder::Builder& builder, runner::Runner& runner,
                                store::RecordStore& store, const TuneOptions& options,
                                const std::function<void(const TuneProgress&)>& on_batch) {
