@@ -177,10 +177,8 @@ Best tune(const ops::Workload& raw, const Args& args, const Target& target,
   }
   for (const tuner::TuneTaskOutcome& outcome : result->tasks) {
     const tuner::TuneProgress& p = outcome.progress;
-    store::RecordFilter filter;
-    filter.target = target.to_string();
-    filter.task_name = std::string(outcome.task.tmpl->name());
-    filter.workload = outcome.task.workload.to_string();
+    store::RecordFilter filter =
+        store::RecordFilter::of_task({outcome.task.tmpl, outcome.task.workload, target});
     best.tried += p.done;
     filter.only_ok = true;
     Result<int64_t> valid = db.count(filter);
@@ -237,7 +235,7 @@ int run(const Args& args) {
       ops::Workload w = *best.tmpl->normalize(raw);
       runner::MeasureOptions final_options;
       final_options.time = kFinalTiming;
-      runner::MeasureResult m =
+      MeasureResult m =
           runner::measure_config(*best.tmpl, w, best.config, target, final_options, pool);
       if (m.error == MeasureError::kNoError) {
         kiln_ms = median(m.costs) * 1e3;

@@ -43,7 +43,7 @@ TEST_P(OpsCorrectness, RandomConfigsAreCorrectOrRejected) {
   int correct = 0, rejected = 0;
   for (int64_t index : indices) {
     ConfigEntity config = space.get(index);
-    runner::MeasureResult m = runner::check_config(*tmpl, *w, config, target, options, pool);
+    MeasureResult m = runner::check_config(*tmpl, *w, config, target, options, pool);
     if (m.error == MeasureError::kNoError) {
       ++correct;
       EXPECT_LE(m.relative_error, 1e-4);
