@@ -37,16 +37,11 @@ BuildResult rejected(const Status& why) {
 // (cached per task) and replies with the BuildResult.
 void serve(int request_fd, int response_fd) {
   ConfigSpaceCache spaces;
-  while (true) {
-    Result<std::string> frame = wire::read_frame(request_fd);
-    if (!frame.ok()) return;  // the pool closed the pipe
-    wire::Reader r(*frame);
-    Result<MeasureInput> in = MeasureInput::decode(r, spaces);
+  wire::serve_frames(request_fd, response_fd, [&](wire::Reader& request, wire::Writer& reply) {
+    Result<MeasureInput> in = MeasureInput::decode(request, spaces);
     BuildResult result = in.ok() ? build_measure_input(*in) : rejected(in.status());
-    wire::Writer reply;
     result.encode(reply);
-    if (!wire::write_frame(response_fd, reply.bytes()).ok()) return;
-  }
+  });
 }
 
 }  // namespace

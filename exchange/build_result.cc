@@ -1,6 +1,7 @@
 #include "exchange/build_result.h"
 
 #include "common/sha256.h"
+#include "exchange/wire_error.h"
 
 namespace kiln {
 
@@ -71,11 +72,7 @@ Result<BuildResult> BuildResult::decode(wire::Reader& r) {
   b.artifact_sha256 = r.str();
   b.manifest = KernelManifest::decode(r);
   b.build_seconds = r.f64();
-  if (!r.ok()) return InvalidArgument("build result on the wire: the frame is truncated");
-  if (error < 0 || error > kMaxMeasureError) {
-    return InvalidArgument("build result on the wire: unknown error code " + std::to_string(error));
-  }
-  b.error = static_cast<MeasureError>(error);
+  KILN_ASSIGN_OR_RETURN(b.error, wire::decoded_error(r, error, "build result"));
   return b;
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/check.h"
+#include "exchange/wire_error.h"
 
 namespace kiln {
 
@@ -46,12 +47,7 @@ Result<MeasureResult> MeasureResult::decode(wire::Reader& r) {
   m.run_seconds = r.f64();
   m.timestamp = r.f64();
   m.runner_lost = r.u64() != 0;
-  if (!r.ok()) return InvalidArgument("measure result on the wire: the frame is truncated");
-  if (error < 0 || error > kMaxMeasureError) {
-    return InvalidArgument("measure result on the wire: unknown error code " +
-                           std::to_string(error));
-  }
-  m.error = static_cast<MeasureError>(error);
+  KILN_ASSIGN_OR_RETURN(m.error, wire::decoded_error(r, error, "measure result"));
   return m;
 }
 

@@ -36,42 +36,33 @@ std::string out_of_memory(const Task& task) {
 
 // The child: holds the reference data of the tasks it was asked to prepare and measures the
 // kernels it is sent.
+// One request to the child: the kind, the task header, and for kRun the BuildResult.
+MeasureResult handle(wire::Reader& request, const RunnerOptions& options,
+                     ReferenceCache& references, ThreadPool& pool) {
+  uint64_t kind = request.u64();
+  Result<Task> task = Task::decode(request);
+  auto refuse = [](const std::string& why) {
+    return MeasureResult::failure(MeasureError::kRuntimeDevice, "runner process: " + why);
+  };
+  if (!task.ok()) return refuse(task.status().message());
+  if (kind != kPrepare && kind != kRun) return refuse("unknown request " + std::to_string(kind));
+  try {
+    const ReferenceData& reference = references.get(*task, options.measure.input_seed);
+    if (kind == kPrepare) return MeasureResult{};
+    Result<BuildResult> built = BuildResult::decode(request);
+    if (!built.ok()) return refuse(built.status().message());
+    return run_built_kernel(*built, reference, options.measure, pool, /*timed=*/true);
+  } catch (const std::bad_alloc&) {
+    return MeasureResult::failure(MeasureError::kRuntimeDevice, out_of_memory(*task));
+  }
+}
+
 void serve(const RunnerOptions& options, int request_fd, int response_fd) {
   ThreadPool pool(options.resolved_threads());
   ReferenceCache references;
-  while (true) {
-    Result<std::string> frame = wire::read_frame(request_fd);
-    if (!frame.ok()) return;
-    wire::Reader r(*frame);
-    uint64_t kind = r.u64();
-    Result<Task> task = Task::decode(r);
-    MeasureResult result;
-    if (!task.ok()) {
-      result = MeasureResult::failure(MeasureError::kRuntimeDevice,
-                                      "runner process: " + task.status().message());
-    } else {
-      try {
-        const ReferenceData& reference = references.get(*task, options.measure.input_seed);
-        if (kind != kPrepare && kind != kRun) {
-          result =
-              MeasureResult::failure(MeasureError::kRuntimeDevice,
-                                     "runner process: unknown request " + std::to_string(kind));
-        } else if (kind == kRun) {
-          Result<BuildResult> built = BuildResult::decode(r);
-          result = built.ok()
-                       ? run_built_kernel(*built, reference, options.measure, pool,
-                                          /*timed=*/true)
-                       : MeasureResult::failure(MeasureError::kRuntimeDevice,
-                                                "runner process: " + built.status().message());
-        }
-      } catch (const std::bad_alloc&) {
-        result = MeasureResult::failure(MeasureError::kRuntimeDevice, out_of_memory(*task));
-      }
-    }
-    wire::Writer reply;
-    result.encode(reply);
-    if (!wire::write_frame(response_fd, reply.bytes()).ok()) return;
-  }
+  wire::serve_frames(request_fd, response_fd, [&](wire::Reader& request, wire::Writer& reply) {
+    handle(request, options, references, pool).encode(reply);
+  });
 }
 
 }  // namespace

@@ -229,20 +229,21 @@ TEST(ExchangeWire, EveryTruncatedFrameIsAnErrorNotACrash) {
   std::string input = encoded(MeasureInput{task, spaces.get(task).get(0)});
   std::string build = encoded(sample_build());
   std::string measure = encoded(sample_measure());
-  for (size_t n = 0; n < input.size(); ++n) {
-    wire::Reader r(std::string_view(input).substr(0, n));
-    EXPECT_FALSE(MeasureInput::decode(r, spaces).ok()) << "MeasureInput prefix " << n;
-  }
-  for (size_t n = 0; n < build.size(); ++n) {
-    wire::Reader r(std::string_view(build).substr(0, n));
-    Result<BuildResult> b = BuildResult::decode(r);
-    ASSERT_FALSE(b.ok()) << "BuildResult prefix " << n;
-    EXPECT_NE(b.status().message().find("truncated"), std::string::npos);
-  }
-  for (size_t n = 0; n < measure.size(); ++n) {
-    wire::Reader r(std::string_view(measure).substr(0, n));
-    EXPECT_FALSE(MeasureResult::decode(r).ok()) << "MeasureResult prefix " << n;
-  }
+  // decode(reader) for each prefix of `frame` shorter than the frame: never a value.
+  auto expect_every_prefix_fails = [](const std::string& frame, const char* type, auto decode) {
+    for (size_t n = 0; n < frame.size(); ++n) {
+      wire::Reader r(std::string_view(frame).substr(0, n));
+      auto decoded = decode(r);
+      ASSERT_FALSE(decoded.ok()) << type << " prefix of " << n << " bytes";
+      EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(decoded.status().message().find("truncated"), std::string::npos)
+          << type << " prefix of " << n << " bytes: " << decoded.status().message();
+    }
+  };
+  expect_every_prefix_fails(input, "MeasureInput",
+                            [&](wire::Reader& r) { return MeasureInput::decode(r, spaces); });
+  expect_every_prefix_fails(build, "BuildResult", BuildResult::decode);
+  expect_every_prefix_fails(measure, "MeasureResult", MeasureResult::decode);
 }
 
 TEST(ExchangeWire, AHugeLengthOrAnUnknownErrorCodeIsAnError) {
