@@ -62,6 +62,7 @@ MeasureResult sample_measure() {
   m.build_seconds = 0.75;
   m.run_seconds = 0.125;
   m.timestamp = 1.7e9;
+  m.runner_lost = true;
   return m;
 }
 
