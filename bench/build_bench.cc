@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "build_bench: %s\n", templates.status().message().c_str());
     return 2;
   }
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   std::printf("build time per config, %s, %s, %d random configs per template (seed %llu)\n",
               workload.c_str(), target.to_string().c_str(), configs,
               static_cast<unsigned long long>(seed));

@@ -151,7 +151,7 @@ struct Best {
 
 // kiln tune's loop (random tuner, fixed seed and trial count, builder processes, isolated
 // runner) over every template of the operator, recording into `db`; returns the fastest config.
-Best tune(const ops::Workload& raw, const Args& args, const builder::Target& target,
+Best tune(const ops::Workload& raw, const Args& args, const Target& target,
           store::RecordStore& db) {
   Best best;
   double best_flops = 0;
@@ -177,10 +177,8 @@ Best tune(const ops::Workload& raw, const Args& args, const builder::Target& tar
   }
   for (const tuner::TuneTaskOutcome& outcome : result->tasks) {
     const tuner::TuneProgress& p = outcome.progress;
-    store::RecordFilter filter;
-    filter.target = target.to_string();
-    filter.task_name = std::string(outcome.task.tmpl->name());
-    filter.workload = outcome.task.workload.to_string();
+    store::RecordFilter filter =
+        store::RecordFilter::of_task({outcome.task.tmpl, outcome.task.workload, target});
     best.tried += p.done;
     filter.only_ok = true;
     Result<int64_t> valid = db.count(filter);
@@ -213,7 +211,7 @@ int run(const Args& args) {
       "depthwise_conv2d:N=1,C=32,H=112,W=112,R=3,S=3,stride=1,pad=1",
       "depthwise_conv2d:N=1,C=96,H=112,W=112,R=3,S=3,stride=2,pad=1",
   };
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   ThreadPool pool(args.threads);
   auto opened = store::RecordStore::open(args.db);
   if (!opened.ok()) {
@@ -237,7 +235,7 @@ int run(const Args& args) {
       ops::Workload w = *best.tmpl->normalize(raw);
       runner::MeasureOptions final_options;
       final_options.time = kFinalTiming;
-      runner::MeasureResult m =
+      MeasureResult m =
           runner::measure_config(*best.tmpl, w, best.config, target, final_options, pool);
       if (m.error == MeasureError::kNoError) {
         kiln_ms = median(m.costs) * 1e3;

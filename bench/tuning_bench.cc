@@ -98,7 +98,7 @@ RunResult tune(const BenchTask& bt, const std::string& tuner_name, int64_t trial
   const ops::Template* tmpl = ops::find_template(bt.template_name);
   ops::Workload w = *tmpl->normalize(*ops::Workload::parse(bt.workload));
   ConfigSpace space = tmpl->space(w);
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   std::string path = args.db_dir + "/" + (db_name.empty() ? tuner_name : db_name) + ".db";
   auto db = store::RecordStore::open(path);
   if (!db.ok()) {

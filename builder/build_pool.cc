@@ -7,7 +7,7 @@
 #include <map>
 #include <thread>
 
-#include "ops/registry.h"
+#include "exchange/space_cache.h"
 
 namespace kiln::builder {
 
@@ -15,55 +15,33 @@ namespace {
 
 std::string encode_request(const MeasureInput& in) {
   wire::Writer w;
-  w.str(in.tmpl->name());
-  w.str(in.workload.to_string());
-  w.i64(in.config.index());
-  w.str(in.target.triple);
-  w.str(in.target.cpu);
-  w.str(in.target.features);
-  w.u64(in.target.explicit_features ? 1 : 0);
+  in.encode(w);
   return w.bytes();
 }
 
-// The worker: decodes a request, rebuilds the config from its template's space (cached per
-// task) and replies with the BuildResult.
-void serve(int request_fd, int response_fd) {
-  std::map<std::string, ConfigSpace> spaces;
-  while (true) {
-    Result<std::string> frame = wire::read_frame(request_fd);
-    if (!frame.ok()) return;  // the pool closed the pipe
-    wire::Reader r(*frame);
-    std::string template_name = r.str(), workload_text = r.str();
-    int64_t index = r.i64();
-    MeasureInput in;
-    in.target.triple = r.str();
-    in.target.cpu = r.str();
-    in.target.features = r.str();
-    in.target.explicit_features = r.u64() != 0;
-    BuildResult result;
-    in.tmpl = ops::find_template(template_name);
-    Result<ops::Workload> w = ops::Workload::parse(workload_text);
-    if (!r.ok() || !in.tmpl || !w.ok()) {
-      result.error = MeasureError::kCompileHost;
-      result.message = "builder worker: bad request for " + template_name + " " + workload_text;
-    } else {
-      in.workload = *w;
-      std::string key = template_name + "|" + workload_text;
-      auto it = spaces.find(key);
-      if (it == spaces.end()) it = spaces.emplace(key, in.tmpl->space(in.workload)).first;
-      Result<ConfigEntity> config = it->second.checked_get(index);
-      if (!config.ok()) {
-        result.error = MeasureError::kInstantiationError;
-        result.message = config.status().message();
-      } else {
-        in.config = *config;
-        result = build_measure_input(in);
-      }
-    }
-    wire::Writer reply;
-    result.encode(reply);
-    if (!wire::write_frame(response_fd, reply.bytes()).ok()) return;
+// A request the worker cannot build: a config that is not one of its task's space is the
+// config's fault (INSTANTIATION_ERROR), anything else a bad request (COMPILE_HOST).
+BuildResult rejected(const Status& why) {
+  BuildResult result;
+  if (why.code() == StatusCode::kInstantiation) {
+    result.error = MeasureError::kInstantiationError;
+    result.message = why.message();
+  } else {
+    result.error = MeasureError::kCompileHost;
+    result.message = "builder worker: bad request: " + why.message();
   }
+  return result;
+}
+
+// The worker: decodes a request, rebuilds the config from its entities in its task's space
+// (cached per task) and replies with the BuildResult.
+void serve(int request_fd, int response_fd) {
+  ConfigSpaceCache spaces;
+  wire::serve_frames(request_fd, response_fd, [&](wire::Reader& request, wire::Writer& reply) {
+    Result<MeasureInput> in = MeasureInput::decode(request, spaces);
+    BuildResult result = in.ok() ? build_measure_input(*in) : rejected(in.status());
+    result.encode(reply);
+  });
 }
 
 }  // namespace
@@ -167,8 +145,14 @@ void LocalBuildPool::serve_until(const std::function<bool()>& until_done,
         std::string reply, why;
         if (workers_[slot]->read_ready(&reply, &why) == WorkerProcess::Outcome::kReply) {
           wire::Reader r(reply);
-          queued(job.input).result = BuildResult::decode(r);
-          queued(job.input).done = true;
+          Result<BuildResult> built = BuildResult::decode(r);
+          if (built.ok()) {
+            queued(job.input).result = std::move(built).value();
+            queued(job.input).done = true;
+          } else {
+            fail(job.input, MeasureError::kCompileHost,
+                 "malformed reply from a builder worker: " + built.status().message(), elapsed);
+          }
         } else {
           workers_[slot].reset();
           fail(job.input, MeasureError::kCompileHost, "the builder worker died: " + why, elapsed);

@@ -7,7 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "builder/measure_input.h"
+#include "exchange/build_result.h"
+#include "exchange/measure_input.h"
 
 namespace kiln::builder {
 

@@ -1,31 +1,21 @@
-// A code generation target, written like TVM's: `llvm [-mtriple=T] [-mcpu=C] [-mattr=+a,-b]`.
-// Missing parts default to the host (its triple, CPU name and CPU features).
+// Turning target text into a Target (exchange/target.h) that this kiln can generate code for,
+// and the host's target. These ask LLVM, so they live in the builder; the Target itself is plain
+// data that processes without LLVM exchange.
 #pragma once
 
-#include <string>
 #include <string_view>
 
 #include "common/status.h"
+#include "exchange/target.h"
 
 namespace kiln::builder {
 
-struct Target {
-  std::string triple;    // e.g. x86_64-pc-linux-gnu
-  std::string cpu;       // e.g. znver5
-  std::string features;  // LLVM feature string, e.g. +avx512f,+avx2,...
-
-  // Parses a target string; errors name the unknown option.
-  static Result<Target> parse(std::string_view text);
-  // The machine kiln runs on.
-  static Target host();
-
-  // Canonical text, e.g. "llvm -mcpu=znver5" (features only when given explicitly).
-  std::string to_string() const;
-  // float32 lanes of the widest vector the features allow (16 AVX-512, 8 AVX2, 4 otherwise).
-  int simd_lanes() const;
-  bool has_feature(std::string_view name) const;  // name without '+', e.g. "avx512f"
-
-  bool explicit_features = false;  // -mattr was given (otherwise features are the host's)
-};
+// Parses `llvm [-mtriple=T] [-mcpu=C] [-mattr=+a,-b]`; missing parts default to the host's
+// (its triple, CPU name and CPU features; a CPU other than the host's implies that CPU's own
+// features). Errors name the target text and the unknown option, triple, CPU or feature, and
+// reject what LLVM cannot generate code for here.
+Result<Target> parse_target(std::string_view text);
+// The machine kiln runs on.
+Target host_target();
 
 }  // namespace kiln::builder

@@ -65,7 +65,7 @@ Command add_show_command(CLI::App& app) {
   cmd->add_flag("--asm", o->assembly, "also print the generated assembly");
   return [o] {
     ResolvedTasks resolved = resolve_tasks(o->task);
-    const builder::Target& target = resolved.target;
+    const Target& target = resolved.target;
     for (const Task& task : resolved.tasks) {
       ConfigSpace space = task.tmpl->space(task.workload);
       ConfigEntity config = pick_config(task, space, o->index, target);
@@ -118,7 +118,7 @@ Command add_measure_command(CLI::App& app) {
                 "flush inputs from the caches before each repeat");
   return [o] {
     ResolvedTasks resolved = resolve_tasks(o->task);
-    const builder::Target& target = resolved.target;
+    const Target& target = resolved.target;
     // The same isolation as `kiln tune`: a build or a kernel that crashes, hangs or runs out of
     // memory costs a child process and is reported, never this one.
     builder::LocalBuildPool builder({1, o->build_timeout_s});
@@ -127,9 +127,9 @@ Command add_measure_command(CLI::App& app) {
     for (const Task& task : resolved.tasks) {
       ConfigSpace space = task.tmpl->space(task.workload);
       ConfigEntity config = pick_config(task, space, o->index, target);
-      std::vector<builder::MeasureInput> inputs = {{task.tmpl, task.workload, config, target}};
-      std::vector<runner::MeasureResult> results = runner.run(inputs, builder.build(inputs));
-      const runner::MeasureResult& m = results.front();
+      std::vector<MeasureInput> inputs = {{{task.tmpl, task.workload, target}, config}};
+      std::vector<MeasureResult> results = runner.run(inputs, builder.build(inputs));
+      const MeasureResult& m = results.front();
       std::printf("%s  %s  config %lld%s\n  %s\n", std::string(task.tmpl->name()).c_str(),
                   task.workload.to_string().c_str(), static_cast<long long>(config.index()),
                   o->index ? "" : " (fallback)", config.entity_string().c_str());

@@ -42,7 +42,7 @@ Command add_tasks_command(CLI::App& app) {
   add_target_option(cmd, &o->target, "target the tasks are for (default: the host)");
   cmd->add_flag("--json", o->json, "print a JSON list, one object per task");
   return [o] {
-    builder::Target target = resolve_target(o->target);
+    Target target = resolve_target(o->target);
     frontend::Graph graph =
         value_or_exit(frontend::import_onnx(o->model, import_options(o->input_shapes)));
     frontend::TaskExtraction extraction = frontend::extract_tasks(graph);

@@ -20,8 +20,8 @@ int exit_code_for(StatusCode code) {
   }
 }
 
-builder::Target resolve_target(const std::string& text) {
-  return value_or_exit(builder::Target::parse(text));
+Target resolve_target(const std::string& text) {
+  return value_or_exit(builder::parse_target(text));
 }
 
 void add_target_option(CLI::App* cmd, std::string* target, const std::string& help) {
@@ -47,7 +47,7 @@ ResolvedTasks resolve_tasks(const TaskOptions& o) {
 }
 
 ConfigEntity pick_config(const Task& task, const ConfigSpace& space, std::optional<int64_t> index,
-                         const builder::Target& target) {
+                         const Target& target) {
   if (!index) return task.tmpl->fallback(task.workload, space, {target.simd_lanes()});
   Result<ConfigEntity> c = space.checked_get(*index);
   if (!c.ok()) throw UsageError{std::string(task.tmpl->name()) + ": " + c.status().message()};

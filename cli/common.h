@@ -42,8 +42,8 @@ inline void ok_or_exit(const Status& s) {
 }
 
 // The one way a command turns --target into a Target: parsed and validated against what this
-// kiln's LLVM can generate code for (builder::Target::parse), or a UsageError.
-builder::Target resolve_target(const std::string& text);
+// kiln's LLVM can generate code for (builder::parse_target), or a UsageError.
+Target resolve_target(const std::string& text);
 
 struct TaskOptions {
   std::string workload;
@@ -61,14 +61,14 @@ struct Task {
 // What a command's task options name: the target and the tasks of the workload (one per
 // template, or the one --template names). UsageError for bad input.
 struct ResolvedTasks {
-  builder::Target target;
+  Target target;
   std::vector<Task> tasks;
 };
 ResolvedTasks resolve_tasks(const TaskOptions& o);
 
 // The config `index` of the task's space, or its fallback config; UsageError if out of range.
 ConfigEntity pick_config(const Task& task, const ConfigSpace& space, std::optional<int64_t> index,
-                         const builder::Target& target);
+                         const Target& target);
 
 // Numeric options with kiln's own bounds and messages ("--timeout: expected a number of
 // seconds in (0, 3600], got 'nan'"): the value must parse completely, be finite and lie in

@@ -52,4 +52,16 @@ Result<std::string> read_frame(int fd) {
   return payload;
 }
 
+void serve_frames(int request_fd, int response_fd,
+                  const std::function<void(Reader& request, Writer& reply)>& handle) {
+  while (true) {
+    Result<std::string> frame = read_frame(request_fd);
+    if (!frame.ok()) return;  // the caller closed the pipe (or it broke)
+    Reader request(*frame);
+    Writer reply;
+    handle(request, reply);
+    if (!write_frame(response_fd, reply.bytes()).ok()) return;
+  }
+}
+
 }  // namespace kiln::wire

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,5 +86,11 @@ class Reader {
 Status write_frame(int fd, std::string_view payload);
 // Reads one frame. kIo with "closed" in the message when the peer closed the pipe.
 Result<std::string> read_frame(int fd);
+
+// A worker's side of the conversation (common/worker_process.h): for each request frame read
+// from request_fd, `handle` reads the request and writes the reply, which goes back as one
+// frame on response_fd. Returns when the peer closes either pipe.
+void serve_frames(int request_fd, int response_fd,
+                  const std::function<void(Reader& request, Writer& reply)>& handle);
 
 }  // namespace kiln::wire

@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 
+#include "builder/measure_input.h"
 #include "runtime/artifact.h"
 
 namespace kiln::runner {
@@ -14,10 +15,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // 64-byte aligned float storage, so vector accesses of kernels start on cache lines.
@@ -31,17 +28,10 @@ struct AlignedBuffer {
 };
 
 MeasureResult measure(const ops::Template& tmpl, const ops::Workload& w, const ConfigEntity& config,
-                      const builder::Target& target, const MeasureOptions& options,
-                      ThreadPool& pool, bool timed) {
-  builder::BuildResult built = builder::build_measure_input({&tmpl, w, config, target});
-  if (built.error != MeasureError::kNoError) {
-    MeasureResult out;
-    out.error = built.error;
-    out.message = built.message;
-    out.build_seconds = built.build_seconds;
-    out.timestamp = unix_now();
-    return out;
-  }
+                      const Target& target, const MeasureOptions& options, ThreadPool& pool,
+                      bool timed) {
+  BuildResult built = builder::build_measure_input({{&tmpl, w, target}, config});
+  if (built.error != MeasureError::kNoError) return MeasureResult::of_failed_build(built);
   ReferenceData reference = make_reference(tmpl, w, options.input_seed);
   MeasureResult out = run_built_kernel(built, reference, options, pool, timed);
   out.build_seconds = built.build_seconds;
@@ -69,11 +59,12 @@ ReferenceData make_reference(const ops::Template& tmpl, const ops::Workload& w, 
   return data;
 }
 
-const ReferenceData& ReferenceCache::get(const ops::Template& tmpl, const ops::Workload& w,
-                                         uint64_t seed) {
-  std::string key = std::string(tmpl.name()) + "|" + w.to_string() + "|" + std::to_string(seed);
+const ReferenceData& ReferenceCache::get(const Task& task, uint64_t seed) {
+  std::string key = task.key() + "|seed=" + std::to_string(seed);
   auto it = cache_.find(key);
-  if (it == cache_.end()) it = cache_.emplace(key, make_reference(tmpl, w, seed)).first;
+  if (it == cache_.end()) {
+    it = cache_.emplace(key, make_reference(*task.tmpl, task.workload, seed)).first;
+  }
   return it->second;
 }
 
@@ -90,7 +81,7 @@ double relative_error(const std::vector<float>& out, const std::vector<float>& r
   return max_diff / max_ref;
 }
 
-MeasureResult run_built_kernel(const builder::BuildResult& built, const ReferenceData& reference,
+MeasureResult run_built_kernel(const BuildResult& built, const ReferenceData& reference,
                                const MeasureOptions& options, ThreadPool& pool, bool timed) {
   MeasureResult out;
   auto start = std::chrono::steady_clock::now();
@@ -98,10 +89,14 @@ MeasureResult run_built_kernel(const builder::BuildResult& built, const Referenc
     out.error = e;
     out.message = std::move(message);
     out.run_seconds = seconds_since(start);
-    out.timestamp = unix_now();
+    out.timestamp = unix_seconds_now();
     return out;
   };
-  const builder::KernelManifest& m = built.manifest;
+  // The artifact is native code: run only the bytes the builder vouched for.
+  if (Status digest = built.verify_digest(); !digest.ok()) {
+    return finish(MeasureError::kRuntimeDevice, digest.message());
+  }
+  const KernelManifest& m = built.manifest;
   if (m.num_inputs != static_cast<int>(reference.inputs.size()) ||
       m.num_outputs != static_cast<int>(reference.outputs.size()) ||
       m.buffer_elements.size() < reference.inputs.size() + reference.outputs.size()) {
@@ -168,13 +163,13 @@ MeasureResult run_built_kernel(const builder::BuildResult& built, const Referenc
 }
 
 MeasureResult measure_config(const ops::Template& tmpl, const ops::Workload& w,
-                             const ConfigEntity& config, const builder::Target& target,
+                             const ConfigEntity& config, const Target& target,
                              const MeasureOptions& options, ThreadPool& pool) {
   return measure(tmpl, w, config, target, options, pool, true);
 }
 
 MeasureResult check_config(const ops::Template& tmpl, const ops::Workload& w,
-                           const ConfigEntity& config, const builder::Target& target,
+                           const ConfigEntity& config, const Target& target,
                            const MeasureOptions& options, ThreadPool& pool) {
   return measure(tmpl, w, config, target, options, pool, false);
 }

@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "builder/measure_input.h"
 #include "common/measure_error.h"
+#include "exchange/build_result.h"
+#include "exchange/measure_result.h"
+#include "exchange/task.h"
 #include "ops/template.h"
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
@@ -23,20 +25,6 @@ struct MeasureOptions {
   double tolerance = 1e-4;  // max |out - ref| / max |ref| for a correct answer
 };
 
-struct MeasureResult {
-  MeasureError error = MeasureError::kNoError;
-  std::string message;        // why it failed; empty on success
-  std::vector<double> costs;  // seconds per run, after AutoTVM's drop-min/max rule
-  double relative_error = 0;  // of the checked output
-  double build_seconds = 0;
-  double run_seconds = 0;  // loading + checking + timing wall time
-  double timestamp = 0;    // unix seconds when the result was produced
-  // With kRuntimeDevice: the runner (its process or device) was lost before the kernel could
-  // run, so the failure says nothing about the config and measuring it again may succeed. A
-  // kernel that crashes is the config's fault: false.
-  bool runner_lost = false;
-};
-
 // Random but deterministic inputs for a template's tensors, and the reference outputs for them.
 struct ReferenceData {
   std::vector<std::vector<float>> inputs;
@@ -44,11 +32,11 @@ struct ReferenceData {
 };
 ReferenceData make_reference(const ops::Template& tmpl, const ops::Workload& w, uint64_t seed);
 
-// Reference data per (task, workload, seed), computed once: the reference implementations are
-// slow, and a tuning run checks hundreds of configs of one workload.
+// Reference data per (task, seed), computed once: the reference implementations are slow, and a
+// tuning run checks hundreds of configs of one workload.
 class ReferenceCache {
  public:
-  const ReferenceData& get(const ops::Template& tmpl, const ops::Workload& w, uint64_t seed);
+  const ReferenceData& get(const Task& task, uint64_t seed);
 
  private:
   std::map<std::string, ReferenceData> cache_;
@@ -59,20 +47,21 @@ double relative_error(const std::vector<float>& out, const std::vector<float>& r
 
 // Loads `built`, checks it against `reference` and (if `timed`) times it. The checking call
 // runs right before the timing on the same buffers and serves as the time evaluator's warm-up
-// call, so a config costs 1 + repeat * number kernel calls, as in AutoTVM. Never fails: a load
-// failure is kRuntimeDevice, a mismatch kWrongAnswer. A crash or hang of the kernel takes this
+// call, so a config costs 1 + repeat * number kernel calls, as in AutoTVM. Never fails: an
+// artifact that does not hash to its digest (it is then not loaded) or fails to load is
+// kRuntimeDevice, a mismatch kWrongAnswer. A crash or hang of the kernel takes this
 // process with it: call it in an isolated process for kernels you do not trust.
-MeasureResult run_built_kernel(const builder::BuildResult& built, const ReferenceData& reference,
+MeasureResult run_built_kernel(const BuildResult& built, const ReferenceData& reference,
                                const MeasureOptions& options, ThreadPool& pool, bool timed);
 
 // Builds and measures one config in this process (build errors are results, as above).
 MeasureResult measure_config(const ops::Template& tmpl, const ops::Workload& w,
-                             const ConfigEntity& config, const builder::Target& target,
+                             const ConfigEntity& config, const Target& target,
                              const MeasureOptions& options, ThreadPool& pool);
 
 // The same without timing: builds, runs once and compares with the reference.
 MeasureResult check_config(const ops::Template& tmpl, const ops::Workload& w,
-                           const ConfigEntity& config, const builder::Target& target,
+                           const ConfigEntity& config, const Target& target,
                            const MeasureOptions& options, ThreadPool& pool);
 
 }  // namespace kiln::runner

@@ -1,9 +1,6 @@
 #include "runner/local_runner.h"
 
-#include <chrono>
 #include <thread>
-
-#include "ops/registry.h"
 
 namespace kiln::runner {
 
@@ -14,45 +11,19 @@ enum Request : uint64_t { kPrepare = 1, kRun = 2 };
 // Computing a reference is not the kernel's time: preparing gets a generous limit of its own.
 constexpr double kPrepareTimeoutS = 600;
 
-std::string task_key(const builder::MeasureInput& input) {
-  return std::string(input.tmpl->name()) + "|" + input.workload.to_string();
-}
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-void encode_result(const MeasureResult& m, wire::Writer& w) {
-  w.i64(static_cast<int64_t>(m.error));
-  w.str(m.message);
-  w.f64s(m.costs);
-  w.f64(m.relative_error);
-  w.f64(m.run_seconds);
-  w.f64(m.timestamp);
-}
-
-MeasureResult decode_result(const std::string& bytes) {
+// The runner process's reply, or a RUNTIME_DEVICE result saying why it could not be read.
+MeasureResult decode_reply(const std::string& bytes) {
   wire::Reader r(bytes);
-  MeasureResult m;
-  m.error = static_cast<MeasureError>(r.i64());
-  m.message = r.str();
-  m.costs = r.f64s();
-  m.relative_error = r.f64();
-  m.run_seconds = r.f64();
-  m.timestamp = r.f64();
-  if (!r.ok()) {
-    m = MeasureResult{};
-    m.error = MeasureError::kRuntimeDevice;
-    m.message = "malformed reply from the runner process";
-    m.timestamp = unix_now();
-  }
-  return m;
+  Result<MeasureResult> m = MeasureResult::decode(r);
+  if (m.ok()) return std::move(m).value();
+  return MeasureResult::failure(MeasureError::kRuntimeDevice,
+                                "malformed reply from the runner process: " + m.status().message());
 }
 
 // "out of memory ..." for a task whose reference data does not fit in this process.
-std::string out_of_memory(const ops::Template& tmpl, const ops::Workload& w) {
+std::string out_of_memory(const Task& task) {
   double bytes = 0;
-  for (const auto& specs : {tmpl.inputs(w), tmpl.outputs(w)}) {
+  for (const auto& specs : {task.tmpl->inputs(task.workload), task.tmpl->outputs(task.workload)}) {
     for (const ops::TensorSpec& t : specs) bytes += 4.0 * static_cast<double>(t.num_elements());
   }
   char buf[160];
@@ -65,40 +36,33 @@ std::string out_of_memory(const ops::Template& tmpl, const ops::Workload& w) {
 
 // The child: holds the reference data of the tasks it was asked to prepare and measures the
 // kernels it is sent.
+// One request to the child: the kind, the task header, and for kRun the BuildResult.
+MeasureResult handle(wire::Reader& request, const RunnerOptions& options,
+                     ReferenceCache& references, ThreadPool& pool) {
+  uint64_t kind = request.u64();
+  Result<Task> task = Task::decode(request);
+  auto refuse = [](const std::string& why) {
+    return MeasureResult::failure(MeasureError::kRuntimeDevice, "runner process: " + why);
+  };
+  if (!task.ok()) return refuse(task.status().message());
+  if (kind != kPrepare && kind != kRun) return refuse("unknown request " + std::to_string(kind));
+  try {
+    const ReferenceData& reference = references.get(*task, options.measure.input_seed);
+    if (kind == kPrepare) return MeasureResult{};
+    Result<BuildResult> built = BuildResult::decode(request);
+    if (!built.ok()) return refuse(built.status().message());
+    return run_built_kernel(*built, reference, options.measure, pool, /*timed=*/true);
+  } catch (const std::bad_alloc&) {
+    return MeasureResult::failure(MeasureError::kRuntimeDevice, out_of_memory(*task));
+  }
+}
+
 void serve(const RunnerOptions& options, int request_fd, int response_fd) {
   ThreadPool pool(options.resolved_threads());
   ReferenceCache references;
-  while (true) {
-    Result<std::string> frame = wire::read_frame(request_fd);
-    if (!frame.ok()) return;
-    wire::Reader r(*frame);
-    uint64_t kind = r.u64();
-    std::string template_name = r.str();
-    Result<ops::Workload> w = ops::Workload::parse(r.str());
-    const ops::Template* tmpl = ops::find_template(template_name);
-    MeasureResult result;
-    if (!tmpl || !w.ok()) {
-      result.error = MeasureError::kRuntimeDevice;
-      result.message = "runner process: unknown task " + template_name;
-    } else {
-      try {
-        if (kind == kPrepare) {
-          references.get(*tmpl, *w, options.measure.input_seed);
-        } else {
-          builder::BuildResult built = builder::BuildResult::decode(r);
-          result = run_built_kernel(built, references.get(*tmpl, *w, options.measure.input_seed),
-                                    options.measure, pool, /*timed=*/true);
-        }
-      } catch (const std::bad_alloc&) {
-        result = MeasureResult{};
-        result.error = MeasureError::kRuntimeDevice;
-        result.message = out_of_memory(*tmpl, *w);
-      }
-    }
-    wire::Writer reply;
-    encode_result(result, reply);
-    if (!wire::write_frame(response_fd, reply.bytes()).ok()) return;
-  }
+  wire::serve_frames(request_fd, response_fd, [&](wire::Reader& request, wire::Writer& reply) {
+    handle(request, options, references, pool).encode(reply);
+  });
 }
 
 }  // namespace
@@ -129,29 +93,28 @@ Status LocalRunner::start_worker() {
   return Status::Ok();
 }
 
-Status LocalRunner::send_prepare(const builder::MeasureInput& input) {
+Status LocalRunner::send_prepare(const MeasureInput& input) {
   KILN_RETURN_IF_ERROR(start_worker());
   wire::Writer prepare;
   prepare.u64(kPrepare);
-  prepare.str(input.tmpl->name());
-  prepare.str(input.workload.to_string());
+  input.task.encode(prepare);
   Status sent = worker_->send(prepare.bytes());
   if (!sent.ok()) {
     restart_worker();
     return sent;
   }
-  preparing_ = task_key(input);
+  preparing_ = input.task.key();
   return Status::Ok();
 }
 
-void LocalRunner::prepare(const builder::MeasureInput& input) {
-  std::string task = task_key(input);
+void LocalRunner::prepare(const MeasureInput& input) {
+  std::string task = input.task.key();
   if (prepared_.count(task) || !preparing_.empty()) return;
   (void)send_prepare(input);  // a failure shows, with its reason, when the task runs
 }
 
-Status LocalRunner::await_prepared(const builder::MeasureInput& input) {
-  std::string task = task_key(input);
+Status LocalRunner::await_prepared(const MeasureInput& input) {
+  std::string task = input.task.key();
   while (!prepared_.count(task)) {
     if (preparing_.empty()) {
       Status sent = send_prepare(input);
@@ -163,7 +126,7 @@ Status LocalRunner::await_prepared(const builder::MeasureInput& input) {
       restart_worker();
       return RuntimeError("the runner process failed computing the reference: " + why);
     }
-    if (MeasureResult failed = decode_result(reply); failed.error != MeasureError::kNoError) {
+    if (MeasureResult failed = decode_reply(reply); failed.error != MeasureError::kNoError) {
       preparing_.clear();
       return RuntimeError(failed.message);
     }
@@ -173,17 +136,12 @@ Status LocalRunner::await_prepared(const builder::MeasureInput& input) {
   return Status::Ok();
 }
 
-std::vector<MeasureResult> LocalRunner::run(const std::vector<builder::MeasureInput>& inputs,
-                                            const std::vector<builder::BuildResult>& builds) {
+std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inputs,
+                                            const std::vector<BuildResult>& builds) {
   std::vector<MeasureResult> results;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (builds[i].error != MeasureError::kNoError) {
-      MeasureResult m;
-      m.error = builds[i].error;
-      m.message = builds[i].message;
-      m.build_seconds = builds[i].build_seconds;
-      m.timestamp = unix_now();
-      results.push_back(std::move(m));
+      results.push_back(MeasureResult::of_failed_build(builds[i]));
       continue;
     }
     results.push_back(run_one(inputs[i], builds[i]));
@@ -196,15 +154,11 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<builder::MeasureIn
   return results;
 }
 
-MeasureResult LocalRunner::run_one(const builder::MeasureInput& input,
-                                   const builder::BuildResult& build) {
+MeasureResult LocalRunner::run_one(const MeasureInput& input, const BuildResult& build) {
   auto start = env().now();
   auto failure = [&](MeasureError e, std::string message) {
-    MeasureResult m;
-    m.error = e;
-    m.message = std::move(message);
+    MeasureResult m = MeasureResult::failure(e, std::move(message));
     m.run_seconds = seconds_between(start, env().now());
-    m.timestamp = unix_now();
     return m;
   };
   auto runner_lost = [&](std::string message) {
@@ -217,8 +171,7 @@ MeasureResult LocalRunner::run_one(const builder::MeasureInput& input,
   std::string reply, why;
   wire::Writer request;
   request.u64(kRun);
-  request.str(input.tmpl->name());
-  request.str(input.workload.to_string());
+  input.task.encode(request);
   build.encode(request);
   // The kernel is checked and timed from here until its reply: the cores are its alone.
   before_kernel();
@@ -232,7 +185,7 @@ MeasureResult LocalRunner::run_one(const builder::MeasureInput& input,
   }
   switch (worker_->receive(options_.timeout_s, &reply, &why)) {
     case WorkerProcess::Outcome::kReply:
-      return decode_result(reply);
+      return decode_reply(reply);
     case WorkerProcess::Outcome::kTimeout:
       restart_worker();
       return failure(

@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "builder/measure_input.h"
 #include "common/worker_process.h"
+#include "exchange/build_result.h"
+#include "exchange/measure_input.h"
+#include "exchange/measure_result.h"
 #include "runner/local_measure.h"
 #include "runner/runner.h"
 
@@ -36,22 +38,22 @@ class LocalRunner : public Runner {
 
   // Measures every input whose build succeeded; inputs whose build failed get that build
   // error. Result i belongs to input i. Never fails as a whole.
-  std::vector<MeasureResult> run(const std::vector<builder::MeasureInput>& inputs,
-                                 const std::vector<builder::BuildResult>& builds) override;
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs,
+                                 const std::vector<BuildResult>& builds) override;
 
   // Has the runner process compute the task's reference data now, without waiting for it.
-  void prepare(const builder::MeasureInput& input) override;
+  void prepare(const MeasureInput& input) override;
 
   const RunnerOptions& options() const { return options_; }
   // Seconds spent in cooldowns so far (part of run()'s wall time).
   double cooldown_seconds() const { return cooldown_seconds_; }
 
  private:
-  MeasureResult run_one(const builder::MeasureInput& input, const builder::BuildResult& build);
+  MeasureResult run_one(const MeasureInput& input, const BuildResult& build);
   Status start_worker();
-  Status send_prepare(const builder::MeasureInput& input);
+  Status send_prepare(const MeasureInput& input);
   // Waits until the worker holds the task's reference data (asking for it if needed).
-  Status await_prepared(const builder::MeasureInput& input);
+  Status await_prepared(const MeasureInput& input);
   void restart_worker();
 
   RunnerOptions options_;

@@ -6,9 +6,10 @@
 #include <functional>
 #include <vector>
 
-#include "builder/measure_input.h"
 #include "common/env.h"
-#include "runner/local_measure.h"
+#include "exchange/build_result.h"
+#include "exchange/measure_input.h"
+#include "exchange/measure_result.h"
 
 namespace kiln::runner {
 
@@ -16,13 +17,13 @@ class Runner {
  public:
   virtual ~Runner() = default;
   // Result i belongs to input i; inputs whose build failed get their build error.
-  virtual std::vector<MeasureResult> run(const std::vector<builder::MeasureInput>& inputs,
-                                         const std::vector<builder::BuildResult>& builds) = 0;
+  virtual std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs,
+                                         const std::vector<BuildResult>& builds) = 0;
 
   // A hint that configs of `input`'s task will run soon: the runner may get ready for them (e.g.
   // compute the task's reference outputs) while the caller does something else, such as
   // building the first batch. No-op by default.
-  virtual void prepare(const builder::MeasureInput& input) { (void)input; }
+  virtual void prepare(const MeasureInput& input) { (void)input; }
 
   // What a runner that executes kernels on this machine's cores lets the caller do around them,
   // so that the caller's other work (the next batches' builds) stays off those cores while a

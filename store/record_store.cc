@@ -97,6 +97,18 @@ int bind_where(Statement& stmt, const WhereClause& w) {
 
 }  // namespace
 
+TaskKey TaskKey::of(const Task& task) {
+  return {task.target.to_string(), std::string(task.tmpl->name()), task.workload.to_string()};
+}
+
+RecordFilter RecordFilter::of_task(const Task& task) {
+  RecordFilter filter;
+  filter.target = task.target.to_string();
+  filter.task_name = std::string(task.tmpl->name());
+  filter.workload = task.workload.to_string();
+  return filter;
+}
+
 RecordStore::RecordStore(std::unique_ptr<sqlite::Database> db) : db_(std::move(db)) {}
 RecordStore::~RecordStore() = default;
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "exchange/task.h"
 #include "store/record.h"
 
 namespace kiln::store {
@@ -44,6 +45,9 @@ struct RecordFilter {
   bool only_ok = false;          // only error_no == 0
   int64_t after_id = 0;          // only records with id > after_id (incremental reads)
   std::optional<int64_t> limit;  // at most this many (the first ones by id); REQUIRES >= 0
+
+  // The records of one task: its target, template name and workload, the parts of Task::key().
+  static RecordFilter of_task(const Task& task);
 };
 
 // The task a lease is about: the records of (target, task_name, workload).
@@ -51,6 +55,8 @@ struct TaskKey {
   std::string target;
   std::string task_name;
   std::string workload;
+
+  static TaskKey of(const Task& task);  // the parts of Task::key()
 };
 
 // A config claimed by a tuner (see RecordStore::claim).

@@ -41,13 +41,13 @@ const char* kSmallDense = "--workload dense:M=16,N=16,K=16 --template dense_pack
 TEST(TargetParse, RejectsWhatLlvmCannotGenerateCodeFor) {
   for (const char* bad : {"llvm -mcpu=notacpu", "llvm -mcpu=i386", "llvm -mattr=+nosuch",
                           "llvm -mattr=avx2", "llvm -mtriple=aarch64-linux-gnu", "cuda", ""}) {
-    Result<builder::Target> t = builder::Target::parse(bad);
+    Result<Target> t = builder::parse_target(bad);
     ASSERT_FALSE(t.ok()) << bad;
     EXPECT_TRUE(contains(t.status().message(), "target '")) << t.status().message();
   }
   for (const char* good : {"llvm", "llvm -mcpu=znver4", "llvm -mcpu=x86-64-v3 -mattr=+avx2,-fma",
                            "llvm -keys=cpu -mcpu=skylake-avx512"}) {
-    EXPECT_TRUE(builder::Target::parse(good).ok()) << good;
+    EXPECT_TRUE(builder::parse_target(good).ok()) << good;
   }
 }
 

@@ -28,7 +28,7 @@ double compiled_vs_interpreted(const Program& program, int threads = 1) {
     compiled.push_back(v);
     interpreted.push_back(v);
   }
-  auto built = builder::build_program(program, builder::Target::host());
+  auto built = builder::build_program(program, builder::host_target());
   EXPECT_TRUE(built.ok()) << built.status().message();
   if (!built.ok()) return INFINITY;
   auto artifact = Artifact::load_from_bytes(built->shared_object, program.name);
@@ -119,12 +119,12 @@ TEST(Codegen, UnrolledSumsKeepTheirOrderAndSmallLocalTilesLeaveMemory) {
   // magnitude up to 1000 make any other order show in the low bits).
   EXPECT_EQ(compiled_vs_interpreted(p), 0.0);
 
-  auto raw = builder::program_llvm_ir(p, builder::Target::host(), /*optimized=*/false);
+  auto raw = builder::program_llvm_ir(p, builder::host_target(), /*optimized=*/false);
   ASSERT_TRUE(raw.ok()) << raw.status().message();
   EXPECT_NE(raw->find("llvm.vector.reduce.fadd"), std::string::npos) << *raw;
   // The write-back loop was unrolled, every access to cc has a constant index, and the tile
   // lives in registers: no stack array is left once optimized.
-  auto optimized = builder::program_llvm_ir(p, builder::Target::host(), /*optimized=*/true);
+  auto optimized = builder::program_llvm_ir(p, builder::host_target(), /*optimized=*/true);
   ASSERT_TRUE(optimized.ok()) << optimized.status().message();
   EXPECT_EQ(optimized->find("alloca"), std::string::npos) << *optimized;
 }
@@ -195,23 +195,23 @@ TEST(Codegen, RejectsOversizedLocalBuffersAndUnboundVariables) {
   Expr i = var("i"), free = var("free");
   auto built = builder::build_program(
       one_stage({a}, Allocate(huge, For(i, 4, LoopKind::kSerial, Store(huge, {i}, a.load({i}))))),
-      builder::Target::host());
+      builder::host_target());
   ASSERT_FALSE(built.ok());
   EXPECT_NE(built.status().message().find("huge"), std::string::npos);
 
-  built = builder::build_program(one_stage({a}, Store(a, {free}, f32(1))), builder::Target::host());
+  built = builder::build_program(one_stage({a}, Store(a, {free}, f32(1))), builder::host_target());
   ASSERT_FALSE(built.ok());
   EXPECT_NE(built.status().message().find("free"), std::string::npos);
 }
 
 TEST(Codegen, TargetStrings) {
-  auto t = builder::Target::parse("llvm -mcpu=x86-64-v3");
+  auto t = builder::parse_target("llvm -mcpu=x86-64-v3");
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->cpu, "x86-64-v3");
   EXPECT_EQ(t->simd_lanes(), 8);
   EXPECT_EQ(t->to_string(), "llvm -mcpu=x86-64-v3");
-  EXPECT_FALSE(builder::Target::parse("cuda").ok());
-  EXPECT_FALSE(builder::Target::parse("llvm -mfoo=1").ok());
+  EXPECT_FALSE(builder::parse_target("cuda").ok());
+  EXPECT_FALSE(builder::parse_target("llvm -mfoo=1").ok());
   // A pinned CPU generates code for that CPU: AVX2 code has no zmm registers.
   Buffer a("a", {64}, BufferScope::kArgument);
   Expr j = var("j");

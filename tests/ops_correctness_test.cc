@@ -38,13 +38,13 @@ TEST_P(OpsCorrectness, RandomConfigsAreCorrectOrRejected) {
   std::vector<int64_t> indices = tuner::sample_ints(space, 200, rng);
   ASSERT_EQ(static_cast<int64_t>(indices.size()), std::min<int64_t>(200, space.size()));
 
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   ThreadPool pool(2);
   runner::MeasureOptions options;
   int correct = 0, rejected = 0;
   for (int64_t index : indices) {
     ConfigEntity config = space.get(index);
-    runner::MeasureResult m = runner::check_config(*tmpl, *w, config, target, options, pool);
+    MeasureResult m = runner::check_config(*tmpl, *w, config, target, options, pool);
     if (m.error == MeasureError::kNoError) {
       ++correct;
       EXPECT_LE(m.relative_error, 1e-4);

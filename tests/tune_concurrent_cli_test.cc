@@ -78,7 +78,7 @@ TEST_F(TuneConcurrentCli, ResumeMeasuresTimeoutsAgainAndRetryErrorsEveryFailure)
     std::vector<store::Record> old;
     for (int64_t index : {0, 1, 2, 3}) {
       store::Record r;
-      r.target = builder::Target::parse("llvm")->to_string();
+      r.target = builder::parse_target("llvm")->to_string();
       r.task_name = std::string(tmpl->name());
       r.workload = workload.to_string();
       r.config_index = index;

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "builder/build_pool.h"
+#include "builder/target.h"
 #include "ops/registry.h"
 #include "runner/local_runner.h"
 #include "store/record_store.h"
@@ -87,7 +88,7 @@ class TuneResumeTest : public ::testing::Test {
   const ops::Template* tmpl_ = nullptr;
   ops::Workload workload_;
   std::unique_ptr<ConfigSpace> space_;
-  builder::Target target_ = builder::Target::host();
+  Target target_ = builder::host_target();
   std::string path_;
   std::unique_ptr<store::RecordStore> db_;
 };

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "builder/build_pool.h"
+#include "builder/target.h"
 #include "ops/registry.h"
 #include "runner/local_runner.h"
 #include "store/record_store.h"
@@ -49,7 +50,7 @@ TEST(Tune, EveryFaultGetsItsErrorCodeAndTheRunFinishes) {
   tuner::GridTuner grid(space);
   tuner::TuneOptions options;
   options.n_trial = space.size();
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   auto done = tuner::tune_task(tmpl, w, target, space, grid, builder, runner, **db, options);
   ASSERT_TRUE(done.ok()) << done.status().message();
   EXPECT_EQ(done->done, space.size());
@@ -78,7 +79,7 @@ TEST(Tune, EveryFaultGetsItsErrorCodeAndTheRunFinishes) {
   EXPECT_EQ(static_cast<int64_t>(indices.size()), space.size());
 
   // The pools recovered: a healthy config still measures after all of that.
-  std::vector<builder::MeasureInput> again = {{&tmpl, w, space.get(0), target}};
+  std::vector<MeasureInput> again = {{{&tmpl, w, target}, space.get(0)}};
   auto results = runner.run(again, builder.build(again));
   EXPECT_EQ(results[0].error, MeasureError::kNoError) << results[0].message;
   std::filesystem::remove(path);
@@ -93,7 +94,7 @@ TEST(Tune, ResumesFromTheStoreWithoutRemeasuring) {
   ASSERT_TRUE(db.ok());
   builder::LocalBuildPool builder({2, 10});
   runner::LocalRunner runner(fast_runner(10));
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   tuner::TuneOptions options;
   options.n_trial = 10;
   {
@@ -123,7 +124,7 @@ TEST(Tune, PipelinedAndSequentialRunsMeasureTheSameConfigs) {
   ConfigSpace space = tmpl->space(w);
   builder::LocalBuildPool builder({2, 10});
   runner::LocalRunner runner(fast_runner(10));
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   std::vector<std::vector<int64_t>> sequences;
   for (bool pipeline : {true, false}) {
     std::string path = temp_db(pipeline ? "pipelined" : "sequential");
@@ -160,7 +161,7 @@ TEST(Tune, PausedBuildTimeDoesNotCountTowardTheBuildTimeout) {
   ASSERT_TRUE(hang);
   testing::WarpEnv env;
   builder::LocalBuildPool pool({1, /*timeout_s=*/60.0, &env});
-  std::vector<builder::MeasureInput> inputs = {{&tmpl, w, *hang, builder::Target::host()}};
+  std::vector<MeasureInput> inputs = {{{&tmpl, w, builder::host_target()}, *hang}};
   pool.start(inputs);
   pool.pause();
   env.advance(100.0);  // paused: does not count
@@ -168,7 +169,7 @@ TEST(Tune, PausedBuildTimeDoesNotCountTowardTheBuildTimeout) {
   pool.work_for(0.05);  // serves the pool: a timed-out build would be failed here
   EXPECT_EQ(pool.unbuilt(), 1) << "a build timed out on time spent paused";
   env.advance(61.0);  // building: counts
-  std::vector<builder::BuildResult> built = pool.finish();
+  std::vector<BuildResult> built = pool.finish();
   ASSERT_EQ(built.size(), 1u);
   EXPECT_EQ(built[0].error, MeasureError::kBuildTimeout) << built[0].message;
   EXPECT_EQ(env.spawned(), 1);
@@ -183,8 +184,7 @@ TEST(Tune, AWorkerThatCannotBeSpawnedFailsItsConfig) {
   testing::WarpEnv env;
   env.fail_spawns("fork: Resource temporarily unavailable");
   builder::LocalBuildPool pool({1, 10.0, &env});
-  std::vector<builder::BuildResult> built =
-      pool.build({{tmpl, w, space.get(0), builder::Target::host()}});
+  std::vector<BuildResult> built = pool.build({{{tmpl, w, builder::host_target()}, space.get(0)}});
   ASSERT_EQ(built.size(), 1u);
   EXPECT_EQ(built[0].error, MeasureError::kCompileHost);
   EXPECT_NE(built[0].message.find("Resource temporarily unavailable"), std::string::npos)
@@ -201,15 +201,15 @@ TEST(Tune, BatchesStartedAheadBuildInOrderDuringWorkFor) {
   for (int64_t i = 0; i < space.size(); ++i) {
     index_of.emplace(space.get(i).other("mode").val.get<std::string>(), i);
   }
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   auto input = [&](const std::string& mode) {
-    return builder::MeasureInput{&tmpl, w, space.get(index_of.at(mode)), target};
+    return MeasureInput{{&tmpl, w, target}, space.get(index_of.at(mode))};
   };
   builder::LocalBuildPool pool({2, /*timeout_s=*/1.5});
   const std::vector<std::vector<std::string>> batches = {
       {"ok", "wrong"}, {"build_hang", "ok", "build_crash"}, {"segfault"}};
   for (const auto& batch : batches) {
-    std::vector<builder::MeasureInput> inputs;
+    std::vector<MeasureInput> inputs;
     for (const std::string& mode : batch) inputs.push_back(input(mode));
     pool.start(inputs);
   }
@@ -222,10 +222,10 @@ TEST(Tune, BatchesStartedAheadBuildInOrderDuringWorkFor) {
       {"segfault", MeasureError::kNoError},
       {"build_crash", MeasureError::kCompileHost},
       {"build_hang", MeasureError::kBuildTimeout}};
-  std::vector<std::vector<builder::BuildResult>> results;
+  std::vector<std::vector<BuildResult>> results;
   for (size_t b = 0; b < batches.size(); ++b) results.push_back(pool.finish());
   for (size_t b = 0; b < batches.size(); ++b) {
-    const std::vector<builder::BuildResult>& built = results[b];
+    const std::vector<BuildResult>& built = results[b];
     ASSERT_EQ(built.size(), batches[b].size());
     for (size_t i = 0; i < built.size(); ++i) {
       const std::string& mode = batches[b][i];
@@ -243,7 +243,7 @@ TEST(Tune, BatchesStartedAheadBuildInOrderDuringWorkFor) {
 // checked against its own task's reference.
 TEST(Tune, RunnerPreparesAheadAndChecksEachTaskAgainstItsOwnReference) {
   const ops::Template& tmpl = testing::fault_template();
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   builder::LocalBuildPool pool({1, 10});
   runner::LocalRunner runner(fast_runner(5));
   auto input_for = [&](const std::string& workload, const std::string& mode) {
@@ -251,20 +251,18 @@ TEST(Tune, RunnerPreparesAheadAndChecksEachTaskAgainstItsOwnReference) {
     ConfigSpace space = tmpl.space(w);
     for (int64_t i = 0; i < space.size(); ++i) {
       if (space.get(i).other("mode").val.get<std::string>() == mode) {
-        return builder::MeasureInput{&tmpl, w, space.get(i), target};
+        return MeasureInput{{&tmpl, w, target}, space.get(i)};
       }
     }
     ADD_FAILURE() << "no config with mode " << mode;
-    return builder::MeasureInput{&tmpl, w, space.get(0), target};
+    return MeasureInput{{&tmpl, w, target}, space.get(0)};
   };
-  std::vector<builder::MeasureInput> a = {input_for("fault:N=64", "ok"),
-                                          input_for("fault:N=64", "wrong")};
-  std::vector<builder::MeasureInput> b = {input_for("fault:N=32", "ok"),
-                                          input_for("fault:N=32", "wrong")};
+  std::vector<MeasureInput> a = {input_for("fault:N=64", "ok"), input_for("fault:N=64", "wrong")};
+  std::vector<MeasureInput> b = {input_for("fault:N=32", "ok"), input_for("fault:N=32", "wrong")};
   runner.prepare(a[0]);
   runner.prepare(b[0]);  // one preparation at a time: this one comes when b runs
   for (const auto* inputs : {&b, &a, &b}) {
-    std::vector<runner::MeasureResult> results = runner.run(*inputs, pool.build(*inputs));
+    std::vector<MeasureResult> results = runner.run(*inputs, pool.build(*inputs));
     ASSERT_EQ(results.size(), 2u);
     EXPECT_EQ(results[0].error, MeasureError::kNoError) << results[0].message;
     EXPECT_EQ(results[1].error, MeasureError::kWrongAnswer) << results[1].message;

@@ -4,7 +4,7 @@
 
 namespace kiln::tuner {
 
-TuneJob::TuneJob(std::vector<TuneJobTask> tasks, builder::Target target, TuneJobOptions options)
+TuneJob::TuneJob(std::vector<TuneJobTask> tasks, Target target, TuneJobOptions options)
     : tasks_(std::move(tasks)), target_(std::move(target)), options_(std::move(options)) {}
 
 Status TuneJob::transfer(XgbTuner& tuner, const TuneJobTask& task, store::RecordStore& store,
@@ -65,11 +65,9 @@ Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& ru
                                     runner, store, loop, [&](const TuneProgress& p) {
                                       if (events.batch_committed) events.batch_committed(i, p);
                                     }));
-    store::RecordFilter filter;
-    filter.target = target_.to_string();
-    filter.task_name = std::string(task.tmpl->name());
-    filter.workload = task.workload.to_string();
-    KILN_ASSIGN_OR_RETURN(std::vector<store::Record> records, store.records(filter));
+    KILN_ASSIGN_OR_RETURN(
+        std::vector<store::Record> records,
+        store.records(store::RecordFilter::of_task({task.tmpl, task.workload, target_})));
     for (const store::Record& r : records) {
       if (r.error_no != 0) ++outcome.errors_by_code[r.error_no];
     }

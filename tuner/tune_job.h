@@ -68,7 +68,7 @@ struct TuneJobEvents {
 
 class TuneJob {
  public:
-  TuneJob(std::vector<TuneJobTask> tasks, builder::Target target, TuneJobOptions options);
+  TuneJob(std::vector<TuneJobTask> tasks, Target target, TuneJobOptions options);
 
   // Tunes every task in order. Fails when the tuner cannot be made, the store cannot be read or
   // written, or required transfer learning fails; what was committed before stays committed.
@@ -78,14 +78,14 @@ class TuneJob {
                             std::stop_token stop = {});
 
   const std::vector<TuneJobTask>& tasks() const { return tasks_; }
-  const builder::Target& target() const { return target_; }
+  const Target& target() const { return target_; }
 
  private:
   Status transfer(XgbTuner& tuner, const TuneJobTask& task, store::RecordStore& store,
                   TuneTaskOutcome& outcome) const;
 
   std::vector<TuneJobTask> tasks_;
-  builder::Target target_;
+  Target target_;
   TuneJobOptions options_;
 };
 

@@ -36,12 +36,12 @@ std::string unique_owner() {
   return std::string(host) + "/" + std::to_string(getpid()) + "/" + id;
 }
 
-store::Record make_record(const builder::MeasureInput& input, const runner::MeasureResult& m,
-                          double flop, const TuneOptions& options) {
+store::Record make_record(const MeasureInput& input, const MeasureResult& m, double flop,
+                          const TuneOptions& options) {
   store::Record r;
-  r.target = input.target.to_string();
-  r.task_name = std::string(input.tmpl->name());
-  r.workload = input.workload.to_string();
+  r.target = input.task.target.to_string();
+  r.task_name = std::string(input.task.tmpl->name());
+  r.workload = input.task.workload.to_string();
   r.config_index = input.config.index();
   r.entities = input.config.to_json()["entity"];
   r.error_no = static_cast<int>(m.error);
@@ -59,15 +59,16 @@ store::Record make_record(const builder::MeasureInput& input, const runner::Meas
 }  // namespace
 
 Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& workload,
-                               const builder::Target& target, const ConfigSpace& space,
-                               Tuner& tuner, builder::Builder& builder, runner::Runner& runner,
+                               const Target& target, const ConfigSpace& space, Tuner& tuner,
+                               builder::Builder& builder, runner::Runner& runner,
                                store::RecordStore& store, const TuneOptions& options,
                                const std::function<void(const TuneProgress&)>& on_batch) {
   auto start = Clock::now();
   TuneProgress p;
   p.total = std::min<int64_t>(options.n_trial, space.size());
   double flop = tmpl.flop(workload);
-  const store::TaskKey task{target.to_string(), std::string(tmpl.name()), workload.to_string()};
+  const Task this_task{&tmpl, workload, target};
+  const store::TaskKey task = store::TaskKey::of(this_task);
   const ResumeRule rule{options.measure_options, options.retry_errors};
   const std::string owner = options.lease_owner.empty() ? unique_owner() : options.lease_owner;
   auto now = [&] { return options.clock ? options.clock() : unix_now(); };
@@ -108,10 +109,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   };
 
   // Resume: replay what the store already holds for this task.
-  store::RecordFilter filter;
-  filter.target = task.target;
-  filter.task_name = task.task_name;
-  filter.workload = task.workload;
+  store::RecordFilter filter = store::RecordFilter::of_task(this_task);
   KILN_ASSIGN_OR_RETURN(std::vector<store::Record> history, store.records(filter));
   absorb(history, /*found_at_start=*/true);
   p.resumed = p.done;
@@ -121,11 +119,11 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     return options.early_stopping && p.done >= best_age_origin + *options.early_stopping;
   };
   // Batches handed to the builder and not counted yet, oldest first, and their configs.
-  std::deque<std::vector<builder::MeasureInput>> started;
+  std::deque<std::vector<MeasureInput>> started;
   int64_t pending = 0;
-  auto configs_of = [](const std::vector<builder::MeasureInput>& inputs) {
+  auto configs_of = [](const std::vector<MeasureInput>& inputs) {
     std::vector<int64_t> indices;
-    for (const builder::MeasureInput& input : inputs) indices.push_back(input.config.index());
+    for (const MeasureInput& input : inputs) indices.push_back(input.config.index());
     return indices;
   };
   // Proposes, claims and starts the next batch: up to batch_size configs of what is left once
@@ -145,12 +143,12 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
       p.concurrent += absorb(claim.unseen, /*found_at_start=*/false);
       left = p.total - p.done - pending;
       std::vector<int64_t> unwanted;
-      std::vector<builder::MeasureInput> inputs;
+      std::vector<MeasureInput> inputs;
       for (int64_t index : claim.claimed) {
         if (done.count(index) || static_cast<int64_t>(inputs.size()) >= left) {
           unwanted.push_back(index);
         } else {
-          inputs.push_back({&tmpl, workload, space.get(index), target});
+          inputs.push_back({this_task, space.get(index)});
         }
       }
       KILN_RETURN_IF_ERROR(store.release_leases(task, unwanted, owner));
@@ -197,9 +195,9 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   if (*first) runner.prepare(started.front().front());
   while (!started.empty()) {
     auto phase = Clock::now();
-    std::vector<builder::BuildResult> builds = builder.finish();
+    std::vector<BuildResult> builds = builder.finish();
     p.times.build_s += seconds_since(phase);
-    std::vector<builder::MeasureInput> inputs = std::move(started.front());
+    std::vector<MeasureInput> inputs = std::move(started.front());
     started.pop_front();
     if (options.pipeline) {
       while (static_cast<int>(started.size()) < options.build_ahead &&
@@ -221,7 +219,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
       return fail(renewed);
     }
     phase = Clock::now();
-    std::vector<runner::MeasureResult> results = runner.run(inputs, builds);
+    std::vector<MeasureResult> results = runner.run(inputs, builds);
     p.times.run_s += seconds_since(phase);
 
     std::vector<store::Record> records;

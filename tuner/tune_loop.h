@@ -92,7 +92,7 @@ struct TuneProgress {
 // wrong with a config is a record with its error code. `on_batch` is called after each
 // committed batch.
 Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& workload,
-                               const builder::Target& target, const ConfigSpace& space,
+                               const Target& target, const ConfigSpace& space,
                                Tuner& tuner, builder::Builder& builder, runner::Runner& runner,
                                store::RecordStore& store, const TuneOptions& options,
                                const std::function<void(const TuneProgress&)>& on_batch = {});
