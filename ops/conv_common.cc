@@ -249,11 +249,10 @@ Stmt tile_loop(const Tiling& t, const std::function<Stmt(const Expr& index, cons
 }  // namespace
 
 Stmt accumulate(const Tile& tile, const TermFn& term) {
-  return tile_loop(
-      tile.tiling, [&](const Expr& index, const Expr& ohi, const Expr& j, const Expr& v) {
-        return ir::StoreFlat(tile.acc, index,
-                             tile.acc.load_flat(index) + term(ohi, j, tile.lane0 + v));
-      });
+  return tile_loop(tile.tiling, [&](const Expr& index, const Expr& ohi, const Expr& j,
+                                    const Expr& v) {
+    return ir::StoreFlat(tile.acc, index, tile.acc.load_flat(index) + term(ohi, j, tile.lane0 + v));
+  });
 }
 
 ir::Buffer row_workspace(const Geometry& g, const Tiling& t) {
@@ -308,9 +307,9 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
       });
   Stmt blocks = oh_blocks.wrap(
       ow_blocks.wrap(lane_blocks.wrap(ir::Seq({init, reduction(tile), write_back}))));
-  Stmt tiles = limit_unrolling(
-      ir::For(owc, ts.ow_chunks, LoopKind::kSerial, ir::Allocate(tile.acc, blocks)),
-      kMaxUnrolledVectorOps, target);
+  Stmt tiles =
+      limit_unrolling(ir::For(owc, ts.ow_chunks, LoopKind::kSerial, ir::Allocate(tile.acc, blocks)),
+                      kMaxUnrolledVectorOps, kReshapedUnrollOps, target);
 
   // Row buffer -> NCHW output: SIMD bodies along the output width (gathers from the row),
   // skipping the padded tail columns and rows.

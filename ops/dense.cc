@@ -233,7 +233,7 @@ class DenseNopack final : public DenseBase {
     }
     Stmt body = ir::For(f, yo_n * xo_n, LoopKind::kParallel,
                         ir::Allocate(cc, y_blocks.wrap(x_blocks.wrap(tile))));
-    body = limit_unrolling(body, kMaxUnrolledVectorOps, target);
+    body = limit_unrolling(body, kMaxUnrolledVectorOps, kReshapedUnrollOps, target);
     ir::Program program;
     program.name = std::string(name());
     program.buffers = args.list();

@@ -29,17 +29,16 @@ Stmt packed_matmul_tile(const PackedMatmulTile& t, const TargetInfo& target) {
     return ir::For(y, count, LoopKind::kUnrolled,
                    ir::For(x, lanes, LoopKind::kVectorized, stmt(y0 + y, x)));
   };
-  Stmt init =
-      tile_rows(0, rows, [&](Expr y, Expr x) { return ir::Store(cc, {y, x}, ir::f32(0)); });
+  Stmt init = tile_rows(0, rows, [&](Expr y, Expr x) { return ir::Store(cc, {y, x}, ir::f32(0)); });
 
   Expr ko = ir::var("ko");
   // for ki (unrolled): rows [y0, y0 + count) of CC += A[y, k] * B[k, x].
   auto k_block = [&](Expr y0, int64_t count) {
     Expr ki = ir::var("ki"), k = ko * Expr(t.k_inner) + ki;
-    return ir::For(ki, t.k_inner, LoopKind::kUnrolled, tile_rows(y0, count, [&](Expr y, Expr x) {
-                     return ir::Store(cc, {y, x},
-                                      cc.load({y, x}) + t.a(y_base + y, k) * t.b(k, x_base + x));
-                   }));
+    return ir::For(
+        ki, t.k_inner, LoopKind::kUnrolled, tile_rows(y0, count, [&](Expr y, Expr x) {
+          return ir::Store(cc, {y, x}, cc.load({y, x}) + t.a(y_base + y, k) * t.b(k, x_base + x));
+        }));
   };
   const int64_t block = t.row_block > 1 ? std::min(t.row_block, rows) : rows;
   Stmt kernel;
@@ -53,11 +52,12 @@ Stmt packed_matmul_tile(const PackedMatmulTile& t, const TargetInfo& target) {
     kernel = ir::Seq(blocks);
   }
   Stmt update = ir::For(ko, t.k_outer, LoopKind::kSerial, kernel);
-  Stmt write = tile_rows(
-      0, rows, [&](Expr y, Expr x) { return t.write(y_base + y, x_base + x, cc.load({y, x})); });
+  Stmt write = tile_rows(0, rows, [&](Expr y, Expr x) {
+    return t.write(y_base + y, x_base + x, cc.load({y, x}));
+  });
 
   Stmt nest = row_blocks.wrap(lane_blocks.wrap(ir::Seq({init, update, write})));
-  return ir::Allocate(cc, limit_unrolling(nest, kMaxUnrolledVectorOps, target));
+  return ir::Allocate(cc, limit_unrolling(nest, kMaxUnrolledVectorOps, kReshapedUnrollOps, target));
 }
 
 }  // namespace kiln::ops

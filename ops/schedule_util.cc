@@ -13,8 +13,7 @@ using ir::Stmt;
 using ir::StmtKind;
 
 Result<std::vector<int64_t>> tile_sizes(std::string_view tmpl, const ConfigEntity& config,
-                                        std::string_view knob, int64_t length,
-                                        size_t num_outputs) {
+                                        std::string_view knob, int64_t length, size_t num_outputs) {
   auto str = [](int64_t v) { return std::to_string(v); };
   std::string where = std::string(tmpl) + ": knob " + std::string(knob);
   const Entity* e = config.find(knob);
@@ -109,44 +108,42 @@ Stmt substitute(const Stmt& stmt, const ir::ExprNode* v, const Expr& value) {
   return stmt;
 }
 
-// Rebuilds `stmt` with `children` in place of its sub-statements (same order as visited).
-Stmt shrink_unrolled(const Stmt& stmt, int64_t max_ops, const TargetInfo& target);
+// Nests within `limit` stay as they are; a larger one is cut down to at most `budget`.
+Stmt shrink_unrolled(const Stmt& stmt, int64_t limit, int64_t budget, const TargetInfo& target);
 
-Stmt shrink_children(const Stmt& stmt, int64_t max_ops, const TargetInfo& target) {
+Stmt shrink_children(const Stmt& stmt, int64_t limit, int64_t budget, const TargetInfo& target) {
+  auto shrink = [&](const Stmt& s) { return shrink_unrolled(s, limit, budget, target); };
   switch (stmt->kind) {
     case StmtKind::kStore:
       return stmt;
     case StmtKind::kSeq: {
       std::vector<Stmt> seq;
-      for (const Stmt& s : stmt->seq) seq.push_back(shrink_unrolled(s, max_ops, target));
+      for (const Stmt& s : stmt->seq) seq.push_back(shrink(s));
       return ir::Seq(std::move(seq));
     }
     case StmtKind::kIf:
-      return ir::If(stmt->condition, shrink_unrolled(stmt->then_case, max_ops, target),
-                    stmt->else_case.defined()
-                        ? shrink_unrolled(stmt->else_case, max_ops, target)
-                        : Stmt());
+      return ir::If(stmt->condition, shrink(stmt->then_case),
+                    stmt->else_case.defined() ? shrink(stmt->else_case) : Stmt());
     case StmtKind::kAllocate:
-      return ir::Allocate(stmt->buffer, shrink_unrolled(stmt->body, max_ops, target));
+      return ir::Allocate(stmt->buffer, shrink(stmt->body));
     case StmtKind::kFor:
-      return ir::For(stmt->loop_var, stmt->extent, stmt->loop_kind,
-                     shrink_unrolled(stmt->body, max_ops, target));
+      return ir::For(stmt->loop_var, stmt->extent, stmt->loop_kind, shrink(stmt->body));
   }
   return stmt;
 }
 
-Stmt shrink_unrolled(const Stmt& stmt, int64_t max_ops, const TargetInfo& target) {
-  if (!stmt.defined() || unrolled_vector_ops(stmt, target) <= max_ops) return stmt;
+Stmt shrink_unrolled(const Stmt& stmt, int64_t limit, int64_t budget, const TargetInfo& target) {
+  if (!stmt.defined() || unrolled_vector_ops(stmt, target) <= limit) return stmt;
   if (stmt->kind != StmtKind::kFor || stmt->loop_kind != LoopKind::kUnrolled) {
-    return shrink_children(stmt, max_ops, target);
+    return shrink_children(stmt, limit, budget, target);
   }
   int64_t body_ops = std::max<int64_t>(1, unrolled_vector_ops(stmt->body, target));
-  if (body_ops > max_ops) {
+  if (body_ops > budget) {
     // Even one iteration is too large: this loop stays a loop, its body shrinks further.
     return ir::For(stmt->loop_var, stmt->extent, LoopKind::kSerial,
-                   shrink_unrolled(stmt->body, max_ops, target));
+                   shrink_unrolled(stmt->body, budget, budget, target));
   }
-  int64_t inner = largest_divisor_at_most(stmt->extent, max_ops / body_ops);
+  int64_t inner = largest_divisor_at_most(stmt->extent, budget / body_ops);
   if (inner <= 1) return ir::For(stmt->loop_var, stmt->extent, LoopKind::kSerial, stmt->body);
   // v = vo * inner + vi: the same iterations in the same order.
   const std::string& name = stmt->loop_var->name;
@@ -158,8 +155,9 @@ Stmt shrink_unrolled(const Stmt& stmt, int64_t max_ops, const TargetInfo& target
 
 }  // namespace
 
-Stmt limit_unrolling(const Stmt& stmt, int64_t max_ops, const TargetInfo& target) {
-  return shrink_unrolled(stmt, max_ops, target);
+Stmt limit_unrolling(const Stmt& stmt, int64_t max_ops, int64_t reshaped_ops,
+                     const TargetInfo& target) {
+  return shrink_unrolled(stmt, max_ops, std::min(max_ops, reshaped_ops), target);
 }
 
 std::vector<int64_t> fit_tile(const std::vector<int64_t>& dims, int64_t max_elements) {

@@ -25,8 +25,7 @@ namespace kiln::ops {
 // resolved. An InstantiationError naming `tmpl` and the knob (never an abort) when the knob is
 // missing, is not a split, has other than `num_outputs` sizes or does not tile the axis exactly.
 Result<std::vector<int64_t>> tile_sizes(std::string_view tmpl, const ConfigEntity& config,
-                                        std::string_view knob, int64_t length,
-                                        size_t num_outputs);
+                                        std::string_view knob, int64_t length, size_t num_outputs);
 
 // The largest divisor of n that is <= limit (1 when limit < 1), as TVM's fallbacks pick factors.
 int64_t largest_divisor_at_most(int64_t n, int64_t limit);
@@ -40,11 +39,13 @@ int64_t vector_ops(int64_t lanes, const TargetInfo& target);
 int64_t unrolled_vector_ops(const ir::Stmt& stmt, const TargetInfo& target);
 
 // `stmt` with every maximal nest of unrolled loops that exceeds `max_ops` (as counted by
-// unrolled_vector_ops) made smaller: its outermost loops become serial, the first loop whose
-// body fits is split into a serial loop over an unrolled one (the unrolled part the largest
-// divisor of its extent that fits). Loop kinds only request code shapes, so the program
-// computes exactly what `stmt` does; a nest within the limit is returned unchanged.
-ir::Stmt limit_unrolling(const ir::Stmt& stmt, int64_t max_ops, const TargetInfo& target);
+// unrolled_vector_ops) cut down to at most `reshaped_ops`: its outermost loops become serial,
+// the first loop whose body fits is split into a serial loop over an unrolled one (the
+// unrolled part the largest divisor of its extent that fits). Loop kinds only request code
+// shapes, so the program computes exactly what `stmt` does; a nest within `max_ops` is
+// returned unchanged.
+ir::Stmt limit_unrolling(const ir::Stmt& stmt, int64_t max_ops, int64_t reshaped_ops,
+                         const TargetInfo& target);
 
 // A sub-tile of a tile of `dims` (outermost first) with at most `max_elements` elements, each
 // size a divisor of its dimension: inner dimensions are kept whole first, as far as they fit.
