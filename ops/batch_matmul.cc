@@ -32,13 +32,6 @@ using ir::Stmt;
 
 constexpr std::string_view kName = "batch_matmul.x86";
 
-// Options of a "factors" split into `num_outputs` axes.
-SplitOptions splits(int num_outputs) {
-  SplitOptions opts;
-  opts.num_outputs = num_outputs;
-  return opts;
-}
-
 struct Shape {
   int64_t b, m, n, k;
 };
@@ -95,9 +88,9 @@ class BatchMatmul final : public Template {
   ConfigSpace space(const Workload& w) const override {
     Shape s = shape_of(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, splits(2));
-    space.define_split("tile_x", s.n, splits(2));
-    space.define_split("tile_k", s.k, splits(2));
+    space.define_split("tile_y", s.m, factor_splits(2));
+    space.define_split("tile_x", s.n, factor_splits(2));
+    space.define_split("tile_k", s.k, factor_splits(2));
     return space;
   }
 

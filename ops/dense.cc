@@ -30,14 +30,6 @@ using ir::Expr;
 using ir::LoopKind;
 using ir::Stmt;
 
-// Options of a "factors" split into `num_outputs` axes.
-SplitOptions splits(int num_outputs, std::function<bool(const SplitEntity&)> filter = nullptr) {
-  SplitOptions opts;
-  opts.num_outputs = num_outputs;
-  opts.filter = std::move(filter);
-  return opts;
-}
-
 // A Result<ConfigEntity> that a template builds from its own space cannot fail; if it does,
 // the template is wrong.
 ConfigEntity must(Result<ConfigEntity> config, std::string_view tmpl) {
@@ -151,9 +143,9 @@ class DenseNopack final : public DenseBase {
   ConfigSpace space(const Workload& w) const override {
     DenseShape s = shape(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, splits(2));
-    space.define_split("tile_x", s.n, splits(2));
-    space.define_split("tile_k", s.k, splits(2));
+    space.define_split("tile_y", s.m, factor_splits(2));
+    space.define_split("tile_x", s.n, factor_splits(2));
+    space.define_split("tile_k", s.k, factor_splits(2));
     return space;
   }
 
@@ -256,11 +248,11 @@ class DensePack final : public DenseBase {
   ConfigSpace space(const Workload& w) const override {
     DenseShape s = shape(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, splits(3));
-    space.define_split("tile_x", s.n, splits(3));
-    space.define_split("tile_k", s.k, splits(2));
+    space.define_split("tile_y", s.m, factor_splits(3));
+    space.define_split("tile_x", s.n, factor_splits(3));
+    space.define_split("tile_k", s.k, factor_splits(2));
     space.define_split("tile_inner", s.m,
-                       splits(2, [](const SplitEntity& e) { return e.size.back() <= 16; }));
+                       factor_splits(2, [](const SplitEntity& e) { return e.size.back() <= 16; }));
     return space;
   }
 

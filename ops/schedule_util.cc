@@ -39,6 +39,13 @@ Result<std::vector<int64_t>> tile_sizes(std::string_view tmpl, const ConfigEntit
   return size;
 }
 
+SplitOptions factor_splits(int num_outputs, std::function<bool(const SplitEntity&)> filter) {
+  SplitOptions opts;
+  opts.num_outputs = num_outputs;
+  opts.filter = std::move(filter);
+  return opts;
+}
+
 int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
   for (int64_t d = std::min(n, limit); d > 1; --d) {
     if (n % d == 0) return d;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,10 @@ namespace kiln::ops {
 // missing, is not a split, has other than `num_outputs` sizes or does not tile the axis exactly.
 Result<std::vector<int64_t>> tile_sizes(std::string_view tmpl, const ConfigEntity& config,
                                         std::string_view knob, int64_t length, size_t num_outputs);
+
+// Options of a split knob with AutoTVM's default "factors" policy into `num_outputs` axes.
+SplitOptions factor_splits(int num_outputs,
+                           std::function<bool(const SplitEntity&)> filter = nullptr);
 
 // The largest divisor of n that is <= limit (1 when limit < 1), as TVM's fallbacks pick factors.
 int64_t largest_divisor_at_most(int64_t n, int64_t limit);
