@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "ops/limits.h"
+#include "ops/packed_matmul.h"
 #include "ops/registry.h"
+#include "ops/schedule_util.h"
 
 namespace kiln::ops {
 namespace {
@@ -29,33 +31,6 @@ using ir::LoopKind;
 using ir::Stmt;
 
 constexpr std::string_view kName = "batch_matmul.x86";
-
-std::string str(int64_t v) { return std::to_string(v); }
-
-// Options of a "factors" split into `num_outputs` axes.
-SplitOptions splits(int num_outputs) {
-  SplitOptions opts;
-  opts.num_outputs = num_outputs;
-  return opts;
-}
-
-// The tile sizes of a two-way split knob over an axis of `length`, with size[0] resolved.
-// Fails (never aborts) on a missing knob or sizes that do not tile the axis exactly.
-Result<std::vector<int64_t>> tile_sizes(const ConfigEntity& cfg, std::string_view knob,
-                                        int64_t length) {
-  std::string where = std::string(kName) + ": knob " + std::string(knob);
-  const Entity* e = cfg.find(knob);
-  const SplitEntity* split = e ? std::get_if<SplitEntity>(e) : nullptr;
-  if (split == nullptr) return InstantiationError(where + " is missing or not a split");
-  std::vector<int64_t> size = split->size;
-  if (size.size() != 2) return InstantiationError(where + " must have 2 sizes");
-  if (size[1] < 1 || size[1] > length || length % size[1] != 0 ||
-      (size[0] != -1 && size[0] != length / size[1])) {
-    return InstantiationError(where + " does not tile length " + str(length) + " exactly");
-  }
-  size[0] = length / size[1];
-  return size;
-}
 
 struct Shape {
   int64_t b, m, n, k;
@@ -113,9 +88,9 @@ class BatchMatmul final : public Template {
   ConfigSpace space(const Workload& w) const override {
     Shape s = shape_of(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, splits(2));
-    space.define_split("tile_x", s.n, splits(2));
-    space.define_split("tile_k", s.k, splits(2));
+    space.define_split("tile_y", s.m, factor_splits(2));
+    space.define_split("tile_x", s.n, factor_splits(2));
+    space.define_split("tile_k", s.k, factor_splits(2));
     return space;
   }
 
@@ -140,23 +115,11 @@ class BatchMatmul final : public Template {
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
                                   const TargetInfo& target) const override {
     Shape s = shape_of(w);
-    KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(config, "tile_y", s.m));
-    KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(config, "tile_x", s.n));
-    KILN_ASSIGN_OR_RETURN(auto tile_k, tile_sizes(config, "tile_k", s.k));
+    KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(kName, config, "tile_y", s.m, 2));
+    KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(kName, config, "tile_x", s.n, 2));
+    KILN_ASSIGN_OR_RETURN(auto tile_k, tile_sizes(kName, config, "tile_k", s.k, 2));
     const int64_t yo_n = tile_y[0], ty = tile_y[1], xo_n = tile_x[0], bn = tile_x[1];
     const int64_t ko_n = tile_k[0], kt = tile_k[1];
-    if (ty * bn * 4 > kMaxLocalBytes) {
-      return InstantiationError(std::string(kName) + ": tile CC[" + str(ty) + "][" + str(bn) +
-                                "] needs " + str(ty * bn * 4) + " bytes of stack, above " +
-                                str(kMaxLocalBytes));
-    }
-    int64_t simd = std::max(1, target.simd_lanes);
-    int64_t ops = kt * ty * ((bn + simd - 1) / simd);
-    if (ops > kMaxUnrolledVectorOps) {
-      return InstantiationError(std::string(kName) + ": unrolling " + str(kt) + " k-steps of a " +
-                                str(ty) + "-row tile of " + str(bn) + "-lane vectors gives " +
-                                str(ops) + " SIMD statements, above " + str(kMaxUnrolledVectorOps));
-    }
 
     Buffer x_buf("X", {s.b, s.m, s.k}, BufferScope::kArgument);
     Buffer y_buf("Y", {s.b, s.n, s.k}, BufferScope::kArgument);
@@ -174,26 +137,19 @@ class BatchMatmul final : public Template {
 
     // TVM: fuse(b, yo, xo) -> parallel, CC computed there.
     Expr f = ir::var("b.yo.xo"), b = f / (yo_n * xo_n), yo = f / xo_n % yo_n, xo = f % xo_n;
-    Buffer cc("CC", {ty, bn}, BufferScope::kLocal);
-    // for y (unrolled): for x (vectorized): stmt(y, x)
-    auto tile = [&](const std::function<Stmt(Expr, Expr)>& stmt) {
-      Expr y = ir::var("yi"), x = ir::var("xi");
-      return ir::For(y, ty, LoopKind::kUnrolled, ir::For(x, bn, LoopKind::kVectorized, stmt(y, x)));
+    PackedMatmulTile tile;
+    tile.rows = ty;
+    tile.lanes = bn;
+    tile.k_outer = ko_n;
+    tile.k_inner = kt;
+    tile.row_block = ty;
+    tile.a = [&](const Expr& y, const Expr& k) { return x_buf.load({b, yo * ty + y, k}); };
+    tile.b = [&](const Expr& k, const Expr& x) { return yp.load({b, xo, k, x}); };
+    tile.write = [&](const Expr& y, const Expr& x, const Expr& value) {
+      return ir::Store(out, {b, yo * ty + y, xo * bn + x}, value);
     };
-    Stmt init = tile([&](Expr y, Expr x) { return ir::Store(cc, {y, x}, ir::f32(0)); });
-    Expr ko = ir::var("ko"), ki = ir::var("ki"), k = ko * kt + ki;
-    Stmt update =
-        ir::For(ko, ko_n, LoopKind::kSerial,
-                ir::For(ki, kt, LoopKind::kUnrolled, tile([&](Expr y, Expr x) {
-                          return ir::Store(cc, {y, x},
-                                           cc.load({y, x}) + x_buf.load({b, yo * ty + y, k}) *
-                                                                 yp.load({b, xo, k, x}));
-                        })));
-    Stmt write = tile([&](Expr y, Expr x) {
-      return ir::Store(out, {b, yo * ty + y, xo * bn + x}, cc.load({y, x}));
-    });
-    Stmt compute = ir::For(f, s.b * yo_n * xo_n, LoopKind::kParallel,
-                           ir::Allocate(cc, ir::Seq({init, update, write})));
+    Stmt compute =
+        ir::For(f, s.b * yo_n * xo_n, LoopKind::kParallel, packed_matmul_tile(tile, target));
 
     ir::Program program;
     program.name = std::string(kName);

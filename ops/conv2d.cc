@@ -111,18 +111,18 @@ class Conv2dNchwcTemplate final : public Template {
                         const TargetInfo& target) const override {
     conv::Geometry g = conv::geometry(w);
     auto [oh, ow] = space_output_size(g);
-    int64_t oc_bn = conv::largest_divisor_at_most(g.k, target.simd_lanes);
-    int64_t ic_bn = conv::largest_divisor_at_most(g.c, oc_bn);
+    int64_t oc_bn = largest_divisor_at_most(g.k, target.simd_lanes);
+    int64_t ic_bn = largest_divisor_at_most(g.c, oc_bn);
     std::vector<std::pair<std::string, Entity>> entities = {
         {"tile_ic", SplitEntity{{g.c / ic_bn, ic_bn}}},
         {"tile_oc", SplitEntity{{g.k / oc_bn, oc_bn}}}};
     if (is_1x1(g)) {
-      int64_t ow_factor = conv::largest_divisor_at_most(ow, 31);
+      int64_t ow_factor = largest_divisor_at_most(ow, 31);
       int64_t oh_factor = oh % 2 == 0 && 2 * ow_factor < 32 ? 2 : 1;
       entities.push_back({"tile_ow", SplitEntity{{ow / ow_factor, ow_factor}}});
       entities.push_back({"tile_oh", OtherOptionEntity{oh_factor}});
     } else {
-      int64_t reg_n = conv::largest_divisor_at_most(ow, 31);
+      int64_t reg_n = largest_divisor_at_most(ow, 31);
       entities.push_back({"tile_ow", SplitEntity{{ow / reg_n, reg_n}}});
       entities.push_back({"unroll_kw", OtherOptionEntity{false}});
     }
@@ -151,7 +151,6 @@ class Conv2dNchwcTemplate final : public Template {
       }
       unroll_kw = unroll.get<bool>();
     }
-    KILN_RETURN_IF_ERROR(conv::check_tiling(t, unroll_kw ? g.s : 1, target));
 
     conv::TiledShape ts = conv::tiled_shape(g, t);
     ir::Buffer data("data", {g.n, g.c, g.h, g.w}, ir::BufferScope::kArgument);

@@ -153,13 +153,6 @@ void reference(const Geometry& g, bool depthwise, const float* data, const float
   }
 }
 
-int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d) {
-    if (n % d == 0) return d;
-  }
-  return 1;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Config access.
 
@@ -200,28 +193,6 @@ TiledShape tiled_shape(const Geometry& g, const Tiling& t) {
   ts.h_pad = (ts.p_pad - 1) * g.stride_h + (g.r - 1) * g.dilation + 1;
   ts.w_pad = (ts.q_pad - 1) * g.stride_w + (g.s - 1) * g.dilation + 1;
   return ts;
-}
-
-Status check_tiling(const Tiling& t, int64_t unroll_factor, const TargetInfo& target) {
-  int64_t lanes = std::max(1, target.simd_lanes);
-  int64_t statements = t.oh_factor * t.reg_n * unroll_factor;
-  int64_t vector_ops = statements * ceil_div(t.oc_bn, lanes);
-  if (vector_ops > kMaxUnrolledVectorOps) {
-    return InstantiationError("the unrolled tile body has " + std::to_string(statements) +
-                              " statements of " + std::to_string(t.oc_bn) + " lanes (" +
-                              std::to_string(vector_ops) + " " + std::to_string(lanes) +
-                              "-lane vector operations, over the limit of " +
-                              std::to_string(kMaxUnrolledVectorOps) + "): reduce tile_ow, tile_oc" +
-                              (unroll_factor > 1 ? " or disable unroll_kw" : ""));
-  }
-  int64_t acc = t.oh_factor * t.reg_n * t.oc_bn;
-  if (acc > kMaxLocalFloats) {
-    return InstantiationError("the accumulator tile (" + std::to_string(t.oh_factor) + "x" +
-                              std::to_string(t.reg_n) + "x" + std::to_string(t.oc_bn) + " = " +
-                              std::to_string(acc) + " floats) exceeds the " +
-                              std::to_string(kMaxLocalFloats * 4) + "-byte stack limit");
-  }
-  return Status::Ok();
 }
 
 ir::Buffer packed_data_buffer(const Geometry& g, const TiledShape& ts, int64_t ic_bn) {
@@ -278,10 +249,10 @@ Stmt tile_loop(const Tiling& t, const std::function<Stmt(const Expr& index, cons
 }  // namespace
 
 Stmt accumulate(const Tile& tile, const TermFn& term) {
-  return tile_loop(
-      tile.tiling, [&](const Expr& index, const Expr& ohi, const Expr& j, const Expr& v) {
-        return ir::StoreFlat(tile.acc, index, tile.acc.load_flat(index) + term(ohi, j, v));
-      });
+  return tile_loop(tile.tiling, [&](const Expr& index, const Expr& ohi, const Expr& j,
+                                    const Expr& v) {
+    return ir::StoreFlat(tile.acc, index, tile.acc.load_flat(index) + term(ohi, j, tile.lane0 + v));
+  });
 }
 
 ir::Buffer row_workspace(const Geometry& g, const Tiling& t) {
@@ -300,12 +271,22 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
   int64_t row_floats = t.oh_factor * ts.q_pad * t.oc_bn;
   Expr f = ir::var("n_occ_oh"), owc = ir::var("owc");
   std::vector<Expr> fused = unfuse(f, {g.n, oc_chunks, ts.oh_chunks});
+  Expr oh_chunk0 = fused[2] * Expr(t.oh_factor);
+  // An accumulator over the stack cap is computed sub-tile by sub-tile (serial loops over
+  // blocks of rows, columns and lanes); each output still sums its terms in the same order.
+  std::vector<int64_t> sub = fit_tile({t.oh_factor, t.reg_n, t.oc_bn}, kMaxLocalFloats);
+  Tiling st{sub[2], sub[1], sub[0]};
+  SerialBlocks oh_blocks("ohblk", t.oh_factor / st.oh_factor);
+  SerialBlocks ow_blocks("owblk", t.reg_n / st.reg_n);
+  SerialBlocks lane_blocks("ocblk", t.oc_bn / st.oc_bn);
+  Expr oh_offset = oh_blocks.index * Expr(st.oh_factor);
   Tile tile{fused[0],
             fused[1],
-            fused[2] * Expr(t.oh_factor),
-            owc * Expr(t.reg_n),
-            ir::Buffer("acc", {t.oh_factor * t.reg_n * t.oc_bn}, ir::BufferScope::kLocal),
-            t};
+            oh_chunk0 + oh_offset,
+            owc * Expr(t.reg_n) + ow_blocks.index * Expr(st.reg_n),
+            lane_blocks.index * Expr(st.oc_bn),
+            ir::Buffer("acc", {st.oh_factor * st.reg_n * st.oc_bn}, ir::BufferScope::kLocal),
+            st};
   Expr oc0 = tile.oc_chunk * Expr(t.oc_bn);
 
   bool local_row = !rows.defined();
@@ -316,22 +297,26 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
   };
 
   // One tile: acc = bias; reduction; acc -> row.
-  Stmt init = tile_loop(t, [&](const Expr& index, const Expr&, const Expr&, const Expr& v) {
-    return ir::StoreFlat(tile.acc, index, bias.load_flat(oc0 + v));
+  Stmt init = tile_loop(st, [&](const Expr& index, const Expr&, const Expr&, const Expr& v) {
+    return ir::StoreFlat(tile.acc, index, bias.load_flat(oc0 + (tile.lane0 + v)));
   });
   Stmt write_back =
-      tile_loop(t, [&](const Expr& index, const Expr& ohi, const Expr& j, const Expr& v) {
-        return ir::StoreFlat(row, row_index(ohi, tile.ow0 + j, v), tile.acc.load_flat(index));
+      tile_loop(st, [&](const Expr& index, const Expr& ohi, const Expr& j, const Expr& v) {
+        return ir::StoreFlat(row, row_index(oh_offset + ohi, tile.ow0 + j, tile.lane0 + v),
+                             tile.acc.load_flat(index));
       });
-  Stmt tiles = ir::For(owc, ts.ow_chunks, LoopKind::kSerial,
-                       ir::Allocate(tile.acc, ir::Seq({init, reduction(tile), write_back})));
+  Stmt blocks = oh_blocks.wrap(
+      ow_blocks.wrap(lane_blocks.wrap(ir::Seq({init, reduction(tile), write_back}))));
+  Stmt tiles =
+      limit_unrolling(ir::For(owc, ts.ow_chunks, LoopKind::kSerial, ir::Allocate(tile.acc, blocks)),
+                      kMaxUnrolledVectorOps, kReshapedUnrollOps, target);
 
   // Row buffer -> NCHW output: SIMD bodies along the output width (gathers from the row),
   // skipping the padded tail columns and rows.
   int64_t lanes = std::clamp<int64_t>(target.simd_lanes, 1, kMaxSimdLanes);
   Expr ohi = ir::var("ohi"), v = ir::var("v");
   auto copy = [&](const Expr& col) {
-    Expr out_index = output.flat_index({tile.n, oc0 + v, tile.oh0 + ohi, col});
+    Expr out_index = output.flat_index({tile.n, oc0 + v, oh_chunk0 + ohi, col});
     return ir::StoreFlat(output, out_index, row.load_flat(row_index(ohi, col, v)));
   };
   std::vector<Stmt> columns;
@@ -347,7 +332,7 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
         ir::For(qt, g.q % lanes, LoopKind::kVectorized, copy(Expr(g.q / lanes * lanes) + qt)));
   }
   Stmt row_copy = ir::For(v, t.oc_bn, LoopKind::kSerial, ir::Seq(columns));
-  if (ts.p_pad != g.p) row_copy = ir::If(tile.oh0 + ohi < Expr(g.p), row_copy);
+  if (ts.p_pad != g.p) row_copy = ir::If(oh_chunk0 + ohi < Expr(g.p), row_copy);
   Stmt unpack = ir::For(ohi, t.oh_factor, LoopKind::kSerial, row_copy);
 
   Stmt body = ir::Seq({tiles, unpack});

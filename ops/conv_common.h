@@ -12,6 +12,10 @@
 // The packed data is padded far enough that tail tiles (reg_n not dividing the output width,
 // oh_factor not dividing its height) read in-bounds zeros; only the final copy to the output looks
 // at P and Q, outside the hot loop.
+//
+// Every config of the space builds: an accumulator over the stack cap is computed sub-tile by
+// sub-tile, and an unrolled nest over kMaxUnrolledVectorOps keeps its outer loops serial
+// (schedule_util.h); neither changes the order in which an output sums its terms.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,7 @@
 #include "ir/ir.h"
 #include "ops/config_space.h"
 #include "ops/limits.h"
+#include "ops/schedule_util.h"
 #include "ops/template.h"
 #include "ops/workload.h"
 
@@ -60,9 +65,6 @@ nlohmann::json tvm_args(const Geometry& g, const std::vector<int64_t>& kernel_sh
 void reference(const Geometry& g, bool depthwise, const float* data, const float* weight,
                const float* bias, float* out);
 
-// The largest divisor of n that is <= limit (1 when limit < 1), as TVM's fallbacks pick factors.
-int64_t largest_divisor_at_most(int64_t n, int64_t limit);
-
 // ---------------------------------------------------------------------------------------------
 // Config access. A config that lacks a knob or holds a value the template cannot use is an
 // InstantiationError naming the knob, never an abort.
@@ -75,7 +77,7 @@ Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob)
 // ---------------------------------------------------------------------------------------------
 // Schedule.
 
-// Limits that keep a config's program buildable (above them, instantiate rejects it).
+// vector_loop splits longer loops into SIMD bodies of at most this many lanes.
 inline constexpr int64_t kMaxSimdLanes = 64;  // widest SIMD body the code generator makes
 
 // The register tile of an NCHWc convolution: accumulators for oh_factor x reg_n outputs of oc_bn
@@ -94,11 +96,6 @@ struct TiledShape {
 };
 TiledShape tiled_shape(const Geometry& g, const Tiling& t);
 
-// Rejects a tiling whose unrolled tile body needs more than kMaxUnrolledVectorOps vector operations
-// of the target's width (`unroll_factor` = further unrolling around the tile, e.g. the kernel width
-// with unroll_kw) or whose accumulator tile exceeds kMaxLocalFloats.
-Status check_tiling(const Tiling& t, int64_t unroll_factor, const TargetInfo& target);
-
 // The packed, zero-padded input: [n, c / ic_bn, h_pad, w_pad, ic_bn].
 ir::Buffer packed_data_buffer(const Geometry& g, const TiledShape& ts, int64_t ic_bn);
 // Stage body filling packed_data_buffer from `data` (NCHW).
@@ -109,11 +106,13 @@ ir::Stmt pack_data(const Geometry& g, int64_t ic_bn, const ir::Buffer& data,
 struct Tile {
   ir::Expr n, oc_chunk;  // batch index and output-channel chunk
   ir::Expr oh0, ow0;     // first output row and column of the tile
-  ir::Buffer acc;        // [oh_factor * reg_n * oc_bn], local
-  Tiling tiling;
+  ir::Expr lane0;        // first lane of the tile within the oc_bn block (0 unless blocked)
+  ir::Buffer acc;        // [oh_factor * reg_n * oc_bn] of `tiling`, local
+  Tiling tiling;         // the config's tiling, or a sub-tile of it that fits the stack
 };
 
-// A product term of the reduction for output row oh0 + ohi, column ow0 + j, lane v of the block.
+// A product term of the reduction for output row oh0 + ohi, column ow0 + j, lane v of the oc_bn
+// block (v already includes lane0).
 using TermFn = std::function<ir::Expr(const ir::Expr& ohi, const ir::Expr& j, const ir::Expr& v)>;
 
 // acc[ohi][j][v] += term(ohi, j, v): ohi and j unrolled, v vectorized (the innermost statement of

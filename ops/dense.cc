@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "ops/limits.h"
+#include "ops/packed_matmul.h"
 #include "ops/registry.h"
+#include "ops/schedule_util.h"
 
 namespace kiln::ops {
 namespace {
@@ -28,63 +30,6 @@ using ir::Expr;
 using ir::LoopKind;
 using ir::Stmt;
 
-std::string str(int64_t v) { return std::to_string(v); }
-
-// Options of a "factors" split into `num_outputs` axes.
-SplitOptions splits(int num_outputs, std::function<bool(const SplitEntity&)> filter = nullptr) {
-  SplitOptions opts;
-  opts.num_outputs = num_outputs;
-  opts.filter = std::move(filter);
-  return opts;
-}
-
-// The tile sizes of split knob `knob` over an axis of `length`, outermost first, with a
-// leading -1 resolved. Fails (never aborts) on a missing knob or sizes that do not tile the
-// axis exactly (every dense split has no_tail, so a config of the space always does).
-Result<std::vector<int64_t>> tile_sizes(std::string_view tmpl, const ConfigEntity& cfg,
-                                        std::string_view knob, int64_t length, size_t num_outputs) {
-  std::string where = std::string(tmpl) + ": knob " + std::string(knob);
-  const Entity* e = cfg.find(knob);
-  const SplitEntity* split = e ? std::get_if<SplitEntity>(e) : nullptr;
-  if (split == nullptr) return InstantiationError(where + " is missing or not a split");
-  std::vector<int64_t> size = split->size;
-  if (size.size() != num_outputs) {
-    return InstantiationError(where + " has " + str(size.size()) + " sizes, expected " +
-                              str(num_outputs));
-  }
-  int64_t inner = 1;
-  for (size_t i = 1; i < size.size(); ++i) {
-    if (size[i] < 1 || size[i] > length || inner * size[i] > length) {
-      return InstantiationError(where + " size " + str(size[i]) + " does not fit length " +
-                                str(length));
-    }
-    inner *= size[i];
-  }
-  if (length % inner != 0 || (size[0] != -1 && size[0] != length / inner)) {
-    return InstantiationError(where + " does not tile length " + str(length) + " exactly");
-  }
-  size[0] = length / inner;
-  return size;
-}
-
-int64_t vector_ops(int64_t lanes, const TargetInfo& target) {
-  int64_t simd = std::max(1, target.simd_lanes);
-  return (lanes + simd - 1) / simd;
-}
-
-Status check_tile(std::string_view tmpl, const std::string& what, int64_t elements) {
-  int64_t bytes = elements * 4;
-  if (bytes <= kMaxLocalBytes) return Status::Ok();
-  return InstantiationError(std::string(tmpl) + ": " + what + " needs " + str(bytes) +
-                            " bytes of stack, above the limit of " + str(kMaxLocalBytes));
-}
-
-Status check_unroll(std::string_view tmpl, const std::string& what, int64_t ops) {
-  if (ops <= kMaxUnrolledVectorOps) return Status::Ok();
-  return InstantiationError(std::string(tmpl) + ": unrolling " + what + " gives " + str(ops) +
-                            " SIMD statements, above the limit of " + str(kMaxUnrolledVectorOps));
-}
-
 // A Result<ConfigEntity> that a template builds from its own space cannot fail; if it does,
 // the template is wrong.
 ConfigEntity must(Result<ConfigEntity> config, std::string_view tmpl) {
@@ -94,14 +39,6 @@ ConfigEntity must(Result<ConfigEntity> config, std::string_view tmpl) {
     std::abort();
   }
   return std::move(config).value();
-}
-
-// Largest divisor of n in [1, limit].
-int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d) {
-    if (n % d == 0) return d;
-  }
-  return 1;
 }
 
 struct DenseShape {
@@ -206,9 +143,9 @@ class DenseNopack final : public DenseBase {
   ConfigSpace space(const Workload& w) const override {
     DenseShape s = shape(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, splits(2));
-    space.define_split("tile_x", s.n, splits(2));
-    space.define_split("tile_k", s.k, splits(2));
+    space.define_split("tile_y", s.m, factor_splits(2));
+    space.define_split("tile_x", s.n, factor_splits(2));
+    space.define_split("tile_k", s.k, factor_splits(2));
     return space;
   }
 
@@ -230,47 +167,65 @@ class DenseNopack final : public DenseBase {
     KILN_ASSIGN_OR_RETURN(auto tile_k, tile_sizes(name(), config, "tile_k", s.k, 2));
     const int64_t yo_n = tile_y[0], ty = tile_y[1], xo_n = tile_x[0], tx = tile_x[1];
     const int64_t ko_n = tile_k[0], vec = tile_k[1];
-    KILN_RETURN_IF_ERROR(check_tile(
-        name(), "tile CC[" + str(ty) + "][" + str(tx) + "][" + str(vec) + "]", ty * tx * vec));
-    KILN_RETURN_IF_ERROR(check_unroll(
-        name(), "the " + str(ty) + "x" + str(tx) + " tile of " + str(vec) + "-lane vectors",
-        ty * tx * vector_ops(vec, target)));
-    KILN_RETURN_IF_ERROR(check_unroll(name(), "the reduction over " + str(vec) + " lanes", vec));
+    // A CC over the stack cap is computed sub-tile by sub-tile: serial loops over blocks of
+    // rows, columns and lanes around init/update/write. Each C[row, col] still adds bias, then
+    // the lanes in order, each lane summed over k in order: the unblocked result.
+    std::vector<int64_t> sub = fit_tile({ty, tx, vec}, kMaxLocalFloats);
+    const int64_t sy = sub[0], sx = sub[1], sv = sub[2];
+    SerialBlocks y_blocks("yblk", ty / sy), x_blocks("xblk", tx / sx), v_blocks("vblk", vec / sv);
 
     Args args = make_args(s);
-    Buffer cc("CC", {ty, tx, vec}, BufferScope::kLocal);
+    Buffer cc("CC", {sy, sx, sv}, BufferScope::kLocal);
     Expr f = ir::var("yo.xo"), yo = f / xo_n, xo = f % xo_n;
+    Expr row0 = yo * ty + y_blocks.index * Expr(sy), col0 = xo * tx + x_blocks.index * Expr(sx);
+    Expr v0 = v_blocks.index * Expr(sv);
 
     // CC[y, x, :] = 0, then CC[y, x, v] += A[row, k*vec+v] * W[col, k*vec+v] for every chunk k.
     auto tile_nest = [&](const std::function<Stmt(Expr, Expr, Expr)>& body) {
       Expr y = ir::var("y"), x = ir::var("x"), v = ir::var("v");
-      return ir::For(y, ty, LoopKind::kUnrolled,
-                     ir::For(x, tx, LoopKind::kUnrolled,
-                             ir::For(v, vec, LoopKind::kVectorized, body(y, x, v))));
+      return ir::For(y, sy, LoopKind::kUnrolled,
+                     ir::For(x, sx, LoopKind::kUnrolled,
+                             ir::For(v, sv, LoopKind::kVectorized, body(y, x, v))));
     };
     Stmt init = tile_nest([&](Expr y, Expr x, Expr v) {
       return ir::Store(cc, {y, x, v}, ir::f32(0));
     });
     Expr k = ir::var("k");
-    Stmt update =
-        ir::For(k, ko_n, LoopKind::kSerial, tile_nest([&](Expr y, Expr x, Expr v) {
-                  Expr kk = k * vec + v;
-                  return ir::Store(cc, {y, x, v},
-                                   cc.load({y, x, v}) + args.a.load({yo * ty + y, kk}) *
-                                                            args.w.load({xo * tx + x, kk}));
-                }));
+    Stmt update = ir::For(k, ko_n, LoopKind::kSerial, tile_nest([&](Expr y, Expr x, Expr v) {
+                            Expr kk = k * vec + (v0 + v);
+                            return ir::Store(cc, {y, x, v},
+                                             cc.load({y, x, v}) + args.a.load({row0 + y, kk}) *
+                                                                      args.w.load({col0 + x, kk}));
+                          }));
 
-    // C[row, col] = (bias[col]) + sum over v of CC[y, x, v].
-    Expr y = ir::var("yi"), x = ir::var("xi"), v = ir::var("kk");
-    Expr row = yo * ty + y, col = xo * tx + x;
-    Stmt reduce = ir::Seq(
-        {ir::Store(args.c, {row, col}, s.bias ? args.bias.load({col}) : ir::f32(0)),
-         ir::For(v, vec, LoopKind::kUnrolled,
-                 ir::Store(args.c, {row, col}, args.c.load({row, col}) + cc.load({y, x, v})))});
-    Stmt write = ir::For(y, ty, LoopKind::kSerial, ir::For(x, tx, LoopKind::kSerial, reduce));
-
+    // C[row, col] = (bias[col]) + sum over v of CC[y, x, v]; with lane blocks, the first part
+    // runs once before them.
+    auto c_nest = [&](const std::function<Stmt(Expr, Expr, Expr, Expr)>& body) {
+      Expr y = ir::var("yi"), x = ir::var("xi");
+      return ir::For(y, sy, LoopKind::kSerial,
+                     ir::For(x, sx, LoopKind::kSerial, body(y, x, row0 + y, col0 + x)));
+    };
+    auto c_init = [&](Expr col) { return s.bias ? args.bias.load({col}) : ir::f32(0); };
+    auto add_lanes = [&](Expr y, Expr x, Expr row, Expr col) {
+      Expr v = ir::var("kk");
+      return ir::For(v, sv, LoopKind::kUnrolled,
+                     ir::Store(args.c, {row, col}, args.c.load({row, col}) + cc.load({y, x, v})));
+    };
+    Stmt tile;
+    if (v_blocks.count == 1) {
+      Stmt write = c_nest([&](Expr y, Expr x, Expr row, Expr col) {
+        return ir::Seq({ir::Store(args.c, {row, col}, c_init(col)), add_lanes(y, x, row, col)});
+      });
+      tile = ir::Seq({init, update, write});
+    } else {
+      Stmt start = c_nest([&](Expr, Expr, Expr row, Expr col) {
+        return ir::Store(args.c, {row, col}, c_init(col));
+      });
+      tile = ir::Seq({start, v_blocks.wrap(ir::Seq({init, update, c_nest(add_lanes)}))});
+    }
     Stmt body = ir::For(f, yo_n * xo_n, LoopKind::kParallel,
-                        ir::Allocate(cc, ir::Seq({init, update, write})));
+                        ir::Allocate(cc, y_blocks.wrap(x_blocks.wrap(tile))));
+    body = limit_unrolling(body, kMaxUnrolledVectorOps, kReshapedUnrollOps, target);
     ir::Program program;
     program.name = std::string(name());
     program.buffers = args.list();
@@ -293,11 +248,11 @@ class DensePack final : public DenseBase {
   ConfigSpace space(const Workload& w) const override {
     DenseShape s = shape(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, splits(3));
-    space.define_split("tile_x", s.n, splits(3));
-    space.define_split("tile_k", s.k, splits(2));
+    space.define_split("tile_y", s.m, factor_splits(3));
+    space.define_split("tile_x", s.n, factor_splits(3));
+    space.define_split("tile_k", s.k, factor_splits(2));
     space.define_split("tile_inner", s.m,
-                       splits(2, [](const SplitEntity& e) { return e.size.back() <= 16; }));
+                       factor_splits(2, [](const SplitEntity& e) { return e.size.back() <= 16; }));
     return space;
   }
 
@@ -334,10 +289,6 @@ class DensePack final : public DenseBase {
     const int64_t ko_n = tile_k[0], kt = tile_k[1];
     // TVM splits y by tile_inner[-1] only when it is > 1; a split at least ty wide is no split.
     const int64_t ti = tile_inner[1] > 1 && tile_inner[1] < ty ? tile_inner[1] : ty;
-    KILN_RETURN_IF_ERROR(check_tile(name(), "tile CC[" + str(ty) + "][" + str(bn) + "]", ty * bn));
-    KILN_RETURN_IF_ERROR(check_unroll(
-        name(), str(kt) + " k-steps of a " + str(ty) + "-row tile of " + str(bn) + "-lane vectors",
-        kt * ty * vector_ops(bn, target)));
 
     Args args = make_args(s);
     Buffer wp("Wp", {s.n / bn, s.k, bn}, BufferScope::kWorkspace);
@@ -354,49 +305,21 @@ class DensePack final : public DenseBase {
     Expr f = ir::var("xt.yt"), xt = f / yt_n, yt = f % yt_n;
     Expr yo = ir::var("yo"), xo = ir::var("xo");
     Expr row0 = (yt * yo_n + yo) * ty, xb = xt * xo_n + xo;
-    Buffer cc("CC", {ty, bn}, BufferScope::kLocal);
-
-    // for y in [y0, y0 + rows) (unrolled): for x (vectorized): stmt(y, x)
-    auto rows = [&](Expr y0, int64_t count, const std::function<Stmt(Expr, Expr)>& stmt) {
-      Expr y = ir::var("yi"), x = ir::var("xi");
-      return ir::For(y, count, LoopKind::kUnrolled,
-                     ir::For(x, bn, LoopKind::kVectorized, stmt(y0 + y, x)));
-    };
-    Stmt init = rows(0, ty, [&](Expr y, Expr x) { return ir::Store(cc, {y, x}, ir::f32(0)); });
-
-    Expr ko = ir::var("ko");
-    // for ki (unrolled): rows [y0, y0 + count) of CC += A[row, k] * Wp[xb, k, :].
-    auto k_block = [&](Expr y0, int64_t count) {
-      Expr ki = ir::var("ki"), k = ko * kt + ki;
-      return ir::For(ki, kt, LoopKind::kUnrolled, rows(y0, count, [&](Expr y, Expr x) {
-                       return ir::Store(
-                           cc, {y, x},
-                           cc.load({y, x}) + args.a.load({row0 + y, k}) * wp.load({xb, k, x}));
-                     }));
-    };
-    // With tile_inner, rows go in blocks of ti (each over all ki); a last partial block of
-    // ty % ti rows is its own nest instead of TVM's guarded tail.
-    Stmt kernel;
-    if (ti == ty) {
-      kernel = k_block(0, ty);
-    } else {
-      Expr yb = ir::var("yb");
-      std::vector<Stmt> blocks = {ir::For(yb, ty / ti, LoopKind::kUnrolled, k_block(yb * ti, ti))};
-      if (ty % ti != 0) blocks.push_back(k_block(ty / ti * ti, ty % ti));
-      kernel = ir::Seq(blocks);
-    }
-    Stmt update = ir::For(ko, ko_n, LoopKind::kSerial, kernel);
-
-    Stmt write = rows(0, ty, [&](Expr y, Expr x) {
+    PackedMatmulTile tile;
+    tile.rows = ty;
+    tile.lanes = bn;
+    tile.k_outer = ko_n;
+    tile.k_inner = kt;
+    tile.row_block = ti;
+    tile.a = [&](const Expr& y, const Expr& k) { return args.a.load({row0 + y, k}); };
+    tile.b = [&](const Expr& k, const Expr& x) { return wp.load({xb, k, x}); };
+    tile.write = [&](const Expr& y, const Expr& x, const Expr& value) {
       Expr col = xb * bn + x;
-      Expr value = cc.load({y, x});
-      if (s.bias) value = value + args.bias.load({col});
-      return ir::Store(args.c, {row0 + y, col}, value);
-    });
-
+      return ir::Store(args.c, {row0 + y, col}, s.bias ? value + args.bias.load({col}) : value);
+    };
     Stmt tiles = ir::For(yo, yo_n, LoopKind::kSerial,
-                         ir::For(xo, xo_n, LoopKind::kSerial, ir::Seq({init, update, write})));
-    Stmt compute = ir::For(f, xt_n * yt_n, LoopKind::kParallel, ir::Allocate(cc, tiles));
+                         ir::For(xo, xo_n, LoopKind::kSerial, packed_matmul_tile(tile, target)));
+    Stmt compute = ir::For(f, xt_n * yt_n, LoopKind::kParallel, tiles);
 
     ir::Program program;
     program.name = std::string(name());

@@ -57,8 +57,10 @@ class Template {
   virtual ConfigEntity fallback(const Workload& w, const ConfigSpace& space,
                                 const TargetInfo& target) const = 0;
 
-  // The config's program. A config the template cannot realize (e.g. an unroll too large) is
-  // an InstantiationError whose message says why.
+  // The config's program. Every config of space() is realized (TVM builds them all): a nest or
+  // tile beyond ops/limits.h is reshaped to fit, never refused. A config the template cannot
+  // realize (knobs missing or not of this space, e.g. from a hand-edited log) is an
+  // InstantiationError whose message says why.
   virtual Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
                                           const TargetInfo& target) const = 0;
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen_limits.h"
 #include "ir/analysis.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
@@ -112,9 +113,11 @@ TEST(BatchMatmulTest, RegisterTileConfig) {
                                    {"tile_x", SplitEntity{{-1, 128}}},
                                    {"tile_k", SplitEntity{{-1, 64}}}});
   ASSERT_TRUE(unroll.ok());
-  auto rejected = t.instantiate(w, *unroll, kAvx512);
-  ASSERT_FALSE(rejected.ok());
-  EXPECT_EQ(rejected.status().code(), StatusCode::kInstantiation);
+  // 64 k-steps of a 128 x 128 tile: TVM builds it; kiln computes the over-large accumulator
+  // in sub-tiles and keeps the outer part of the unroll serial.
+  auto realized = t.instantiate(w, *unroll, kAvx512);
+  ASSERT_TRUE(realized.ok()) << realized.status().message();
+  testing_util::ExpectWithinCodegenLimits(*realized, kAvx512, unroll->entity_string());
   EXPECT_FALSE(t.instantiate(w, ConfigEntity(0, {}), kAvx512).ok());
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen_limits.h"
 #include "ir/analysis.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
@@ -241,7 +242,7 @@ TEST(Conv2dNchwc, WideBlocksSplitIntoSimdBodiesAndSpillRowsToWorkspace) {
   EXPECT_LE(runner.run(), 1e-4);
 }
 
-TEST(Conv2dNchwc, OversizedTilesAreRejectedWithAReason) {
+TEST(Conv2dNchwc, OversizedTilesStayWithinTheCodegenLimits) {
   Workload w = normalized("conv2d:N=1,C=4,H=64,W=64,K=1024,R=7,S=7,pad=3");
   ConfigSpace space = conv().space(w);
   auto huge_acc = space.make_config({{"tile_oc", SplitEntity{{-1, 1024}}},
@@ -253,9 +254,8 @@ TEST(Conv2dNchwc, OversizedTilesAreRejectedWithAReason) {
   for (const auto* config : {&huge_acc, &huge_unroll}) {
     ASSERT_TRUE(config->ok()) << config->status().message();
     auto program = conv().instantiate(w, **config, kAvx512);
-    ASSERT_FALSE(program.ok()) << (*config)->entity_string();
-    EXPECT_EQ(program.status().code(), StatusCode::kInstantiation);
-    EXPECT_FALSE(program.status().message().empty());
+    ASSERT_TRUE(program.ok()) << (*config)->entity_string() << ": " << program.status().message();
+    testing_util::ExpectWithinCodegenLimits(*program, kAvx512, (*config)->entity_string());
   }
   auto foreign = conv().instantiate(w, ConfigEntity(0, {}), kAvx512);
   EXPECT_EQ(foreign.status().code(), StatusCode::kInstantiation);

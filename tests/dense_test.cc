@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen_limits.h"
 #include "ir/analysis.h"
 #include "ir/interpreter.h"
 #include "ir/printer.h"
@@ -97,12 +98,13 @@ TEST(DenseTest, NopackFallbackFollowsAutoTvm) {
   EXPECT_EQ(split_sizes(c), (Sizes{{-1, 7}, {-1, 1}, {-1, 17}}));  // tile_y = [1, M]
 
   // TVM's nopack fallback puts all M rows in one tile: past 16 KiB floats it cannot be a
-  // stack tile, and the config is rejected with the reason.
+  // stack tile, so the tile is computed in row blocks, and the 1024-row unroll partly serial.
   Workload big = normalized(t, "dense:M=1024,N=1024,K=1024");
   auto p = t.instantiate(big, t.fallback(big, t.space(big), kAvx512), kAvx512);
-  ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.status().code(), StatusCode::kInstantiation);
-  EXPECT_NE(p.status().message().find("stack"), std::string::npos) << p.status().message();
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  testing_util::ExpectWithinCodegenLimits(*p, kAvx512, "dense_nopack fallback 1024^3");
+  // 2*M*N*K multiply-adds, plus M*N*vec adds of the lane reduction (vec = 32).
+  EXPECT_EQ(timed_flops(*p), (int64_t{2} << 30) + int64_t{1024} * 1024 * 32);
 }
 
 TEST(DenseTest, PackFallbackFollowsAutoTvm) {
@@ -214,27 +216,39 @@ TEST(DenseTest, LibrarySpeedConfigIsInTheSpace) {
   EXPECT_EQ(local, 8 * 32);
 }
 
-TEST(DenseTest, RejectsWhatItCannotRealize) {
+TEST(DenseTest, RealizesTilesBeyondTheCodegenLimits) {
   const Template& t = dense_pack_template();
   Workload w = normalized(t, "dense:M=1024,N=1024,K=1024");
   ConfigSpace space = t.space(w);
-  auto expect_rejected = [&](const ConfigEntity& c, const std::string& why) {
+  // TVM builds these; kiln builds them within its limits, computing the same FLOPs.
+  auto expect_realized = [&](const ConfigEntity& c) {
     auto p = t.instantiate(w, c, kAvx512);
-    ASSERT_FALSE(p.ok()) << c.entity_string();
-    EXPECT_EQ(p.status().code(), StatusCode::kInstantiation);
-    EXPECT_NE(p.status().message().find(why), std::string::npos) << p.status().message();
+    ASSERT_TRUE(p.ok()) << c.entity_string() << ": " << p.status().message();
+    testing_util::ExpectWithinCodegenLimits(*p, kAvx512, c.entity_string());
+    EXPECT_EQ(timed_flops(*p), int64_t{2} << 30) << c.entity_string();
   };
   // 1024 k-steps unrolled.
   auto huge_unroll = space.make_config({{"tile_y", SplitEntity{{-1, 1, 8}}},
                                         {"tile_x", SplitEntity{{-1, 1, 32}}},
                                         {"tile_k", SplitEntity{{-1, 1024}}}});
   ASSERT_TRUE(huge_unroll.ok());
-  expect_rejected(*huge_unroll, "unroll");
+  expect_realized(*huge_unroll);
   // A 64 x 1024 accumulator tile.
   auto huge_tile = space.make_config(
       {{"tile_y", SplitEntity{{-1, 1, 64}}}, {"tile_x", SplitEntity{{-1, 1, 1024}}}});
   ASSERT_TRUE(huge_tile.ok());
-  expect_rejected(*huge_tile, "stack");
+  expect_realized(*huge_tile);
+}
+
+TEST(DenseTest, RejectsEntitiesNotFromItsSpace) {
+  const Template& t = dense_pack_template();
+  Workload w = normalized(t, "dense:M=1024,N=1024,K=1024");
+  auto expect_rejected = [&](const ConfigEntity& c, const std::string& why) {
+    auto p = t.instantiate(w, c, kAvx512);
+    ASSERT_FALSE(p.ok()) << c.entity_string();
+    EXPECT_EQ(p.status().code(), StatusCode::kInstantiation);
+    EXPECT_NE(p.status().message().find(why), std::string::npos) << p.status().message();
+  };
   // Entities that are not from this space (e.g. a hand-edited log) are errors, not crashes.
   expect_rejected(ConfigEntity(0, {{"tile_y", SplitEntity{{-1, 1, 7}}}}), "tile");
   expect_rejected(ConfigEntity(0, {}), "missing");

@@ -1,0 +1,63 @@
+#include "ops/packed_matmul.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "ops/limits.h"
+#include "ops/schedule_util.h"
+
+namespace kiln::ops {
+
+using ir::Buffer;
+using ir::BufferScope;
+using ir::Expr;
+using ir::LoopKind;
+using ir::Stmt;
+
+Stmt packed_matmul_tile(const PackedMatmulTile& t, const TargetInfo& target) {
+  // The accumulator sub-tile: the whole tile when it fits on the stack (the common case, whose
+  // nest is then exactly the unblocked one).
+  std::vector<int64_t> sub = fit_tile({t.rows, t.lanes}, kMaxLocalFloats);
+  const int64_t rows = sub[0], lanes = sub[1];
+  SerialBlocks row_blocks("yblk", t.rows / rows), lane_blocks("xblk", t.lanes / lanes);
+  Expr y_base = row_blocks.index * Expr(rows), x_base = lane_blocks.index * Expr(lanes);
+  Buffer cc("CC", {rows, lanes}, BufferScope::kLocal);
+
+  // for y in [y0, y0 + count) (unrolled): for x (vectorized): stmt(y, x), y and x in CC.
+  auto tile_rows = [&](Expr y0, int64_t count, const std::function<Stmt(Expr, Expr)>& stmt) {
+    Expr y = ir::var("yi"), x = ir::var("xi");
+    return ir::For(y, count, LoopKind::kUnrolled,
+                   ir::For(x, lanes, LoopKind::kVectorized, stmt(y0 + y, x)));
+  };
+  Stmt init = tile_rows(0, rows, [&](Expr y, Expr x) { return ir::Store(cc, {y, x}, ir::f32(0)); });
+
+  Expr ko = ir::var("ko");
+  // for ki (unrolled): rows [y0, y0 + count) of CC += A[y, k] * B[k, x].
+  auto k_block = [&](Expr y0, int64_t count) {
+    Expr ki = ir::var("ki"), k = ko * Expr(t.k_inner) + ki;
+    return ir::For(
+        ki, t.k_inner, LoopKind::kUnrolled, tile_rows(y0, count, [&](Expr y, Expr x) {
+          return ir::Store(cc, {y, x}, cc.load({y, x}) + t.a(y_base + y, k) * t.b(k, x_base + x));
+        }));
+  };
+  const int64_t block = t.row_block > 1 ? std::min(t.row_block, rows) : rows;
+  Stmt kernel;
+  if (block == rows) {
+    kernel = k_block(0, rows);
+  } else {
+    Expr yb = ir::var("yb");
+    std::vector<Stmt> blocks = {
+        ir::For(yb, rows / block, LoopKind::kUnrolled, k_block(yb * Expr(block), block))};
+    if (rows % block != 0) blocks.push_back(k_block(Expr(rows / block * block), rows % block));
+    kernel = ir::Seq(blocks);
+  }
+  Stmt update = ir::For(ko, t.k_outer, LoopKind::kSerial, kernel);
+  Stmt write = tile_rows(0, rows, [&](Expr y, Expr x) {
+    return t.write(y_base + y, x_base + x, cc.load({y, x}));
+  });
+
+  Stmt nest = row_blocks.wrap(lane_blocks.wrap(ir::Seq({init, update, write})));
+  return ir::Allocate(cc, limit_unrolling(nest, kMaxUnrolledVectorOps, kReshapedUnrollOps, target));
+}
+
+}  // namespace kiln::ops

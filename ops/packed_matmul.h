@@ -1,0 +1,42 @@
+// The register-blocked matmul tile shared by dense_pack.x86 and batch_matmul.x86: for one
+// (row block, column block) of the output, an accumulator CC[rows][lanes] kept in registers,
+// per k a broadcast of A[row, k] times a vector of the packed B[k, 0:lanes].
+//
+//   CC = 0
+//   for ko (serial): for ki (unrolled, k_inner): for y (unrolled): for x (vectorized):
+//     CC[y, x] += A(y, ko * k_inner + ki) * B(ko * k_inner + ki, x)
+//   for y (unrolled): for x (vectorized): write(y, x, CC[y, x])
+//
+// With row_block < rows (dense_pack's tile_inner), the rows go in blocks of row_block, each
+// over all ki, and a last partial block of rows % row_block rows is its own nest.
+//
+// Every config builds: a CC over the stack cap is computed sub-tile by sub-tile (serial loops
+// over row and column blocks around the whole init/update/write), and an unrolled nest over
+// kMaxUnrolledVectorOps keeps its outer part as serial loops (limit_unrolling). Both keep each
+// output's sum in the same order, so the result is the unblocked one.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "ir/ir.h"
+#include "ops/template.h"
+
+namespace kiln::ops {
+
+struct PackedMatmulTile {
+  int64_t rows = 1;       // rows of the output tile (tile_y[-1])
+  int64_t lanes = 1;      // columns of the output tile, the vector lanes (tile_x[-1])
+  int64_t k_outer = 1;    // serial k steps
+  int64_t k_inner = 1;    // unrolled k steps per serial step (tile_k[-1])
+  int64_t row_block = 1;  // rows per unrolled block (== rows for no blocking)
+  // The operands and the result, for tile row y, column x and reduction index k.
+  std::function<ir::Expr(const ir::Expr& y, const ir::Expr& k)> a;
+  std::function<ir::Expr(const ir::Expr& k, const ir::Expr& x)> b;
+  std::function<ir::Stmt(const ir::Expr& y, const ir::Expr& x, const ir::Expr& value)> write;
+};
+
+// The tile's statement: allocates CC and computes the whole output tile.
+ir::Stmt packed_matmul_tile(const PackedMatmulTile& tile, const TargetInfo& target);
+
+}  // namespace kiln::ops
