@@ -14,10 +14,11 @@
 #include <string>
 
 #include "builder/target.h"
-#include "codegen_limits.h"
 #include "ops/registry.h"
 #include "runner/local_measure.h"
 #include "runtime/thread_pool.h"
+#include "tests/codegen_limits.h"
+#include "tuner/space_walk.h"
 
 namespace kiln {
 namespace {
@@ -48,10 +49,9 @@ Task load(const Case& c) {
 }
 
 // Builds, runs and checks `config` against the template's reference.
-void ExpectCorrect(const Task& task, const ConfigEntity& config, const builder::Target& target,
+void ExpectCorrect(const Task& task, const ConfigEntity& config, const Target& target,
                    ThreadPool& pool) {
-  runner::MeasureResult m =
-      runner::check_config(*task.tmpl, task.workload, config, target, {}, pool);
+  MeasureResult m = runner::check_config(*task.tmpl, task.workload, config, target, {}, pool);
   EXPECT_EQ(m.error, MeasureError::kNoError) << config.entity_string() << ": " << m.message;
   EXPECT_LE(m.relative_error, 1e-4) << config.entity_string();
 }
@@ -80,7 +80,7 @@ class FallbackConfig : public ::testing::TestWithParam<Case> {};
 TEST_P(FallbackConfig, BuildsAndMatchesTheReference) {
   Task task = load(GetParam());
   ASSERT_NE(task.tmpl, nullptr);
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   ops::TargetInfo info{target.simd_lanes()};
   ConfigSpace space = task.tmpl->space(task.workload);
   ConfigEntity fallback = task.tmpl->fallback(task.workload, space, info);
@@ -111,13 +111,13 @@ TEST_P(RandomConfigs, InstantiateWithinLimitsAndReshapedOnesAreCorrect) {
   constexpr int kBuilt = 3;  // reshaped configs built and checked per workload
   Task task = load(GetParam());
   ASSERT_NE(task.tmpl, nullptr);
-  builder::Target target = builder::Target::host();
+  Target target = builder::host_target();
   ops::TargetInfo info{target.simd_lanes()};
   ConfigSpace space = task.tmpl->space(task.workload);
   std::mt19937_64 rng(9);
   ThreadPool pool(2);
   int reshaped = 0;
-  for (int64_t index : space.sample_ints(kSample, rng)) {
+  for (int64_t index : tuner::sample_ints(space, kSample, rng)) {
     ConfigEntity config = space.get(index);
     auto program = task.tmpl->instantiate(task.workload, config, info);
     ASSERT_TRUE(program.ok()) << "config " << index << " " << config.entity_string() << ": "
