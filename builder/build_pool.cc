@@ -148,6 +148,9 @@ void LocalBuildPool::serve_until(const std::function<bool()>& until_done,
           Result<BuildResult> built = BuildResult::decode(r);
           if (built.ok()) {
             queued(job.input).result = std::move(built).value();
+            // The worker timed itself with the wall clock, which runs on while the pool is
+            // paused (SIGSTOP) for a kernel: the pool's own clock excludes those pauses.
+            queued(job.input).result.build_seconds = elapsed;
             queued(job.input).done = true;
           } else {
             fail(job.input, MeasureError::kCompileHost,

@@ -175,6 +175,25 @@ TEST(Tune, PausedBuildTimeDoesNotCountTowardTheBuildTimeout) {
   EXPECT_EQ(env.spawned(), 1);
 }
 
+// A build's reported time excludes the time its worker was stopped for a kernel (it is part of
+// each record's all_cost): the worker's own wall clock would count the pause.
+TEST(Tune, BuildSecondsExcludeTimePaused) {
+  const ops::Template* tmpl = ops::find_template("dense_pack.x86");
+  ops::Workload w = *tmpl->normalize(*ops::Workload::parse("dense:M=16,N=32,K=16"));
+  ConfigSpace space = tmpl->space(w);
+  builder::LocalBuildPool pool({1, 60.0});
+  MeasureInput first{{tmpl, w, builder::host_target()}, space.get(0)};
+  MeasureInput second{{tmpl, w, builder::host_target()}, space.get(1)};
+  pool.build({first});  // starts the worker
+  pool.start({second});
+  pool.pause();  // the worker has just received the request: it stops mid-build
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::vector<BuildResult> built = pool.finish();
+  ASSERT_EQ(built.size(), 1u);
+  ASSERT_EQ(built[0].error, MeasureError::kNoError) << built[0].message;
+  EXPECT_LT(built[0].build_seconds, 1.5);
+}
+
 // A builder that cannot start its worker process fails the config (COMPILE_HOST with the
 // reason), never the caller.
 TEST(Tune, AWorkerThatCannotBeSpawnedFailsItsConfig) {
