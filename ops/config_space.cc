@@ -3,28 +3,16 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <sstream>
 
+#include "common/check.h"
 #include "common/python_compat.h"
 
 namespace kiln {
 namespace {
-
-// Precondition failures are template bugs (see the header): report and abort in every build type,
-// because RelWithDebInfo compiles assert() out and the alternative is undefined behaviour.
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "kiln: ConfigSpace: %s\n", message.c_str());
-  std::abort();
-}
-// `message` is evaluated only on failure.
-#define KILN_SPACE_CHECK(cond, message) \
-  do {                                  \
-    if (!(cond)) Die(message);          \
-  } while (0)
 
 // ---------------------------------------------------------------------------------------------
 // Enumeration helpers.
@@ -246,10 +234,12 @@ namespace {
 template <typename T>
 const T& GetTyped(const ConfigEntity& c, std::string_view knob, const char* kind) {
   const Entity* e = c.find(knob);
-  KILN_SPACE_CHECK(e != nullptr, "config has no knob '" + std::string(knob) + "'");
+  KILN_CHECK(e != nullptr) << "ConfigSpace: "
+                           << "config has no knob '" + std::string(knob) + "'";
   const T* t = std::get_if<T>(e);
-  KILN_SPACE_CHECK(t != nullptr, "knob '" + std::string(knob) + "' is a " + KindName(*e) +
-                                     " knob, not a " + kind + " knob");
+  KILN_CHECK(t != nullptr) << "ConfigSpace: "
+                           << "knob '" + std::string(knob) + "' is a " + KindName(*e) +
+                                  " knob, not a " + kind + " knob";
   return *t;
 }
 }  // namespace
@@ -293,7 +283,8 @@ std::string ConfigEntity::entity_string() const {
 // Factor helpers.
 
 std::vector<int64_t> get_factors(int64_t n) {
-  KILN_SPACE_CHECK(n >= 1, "get_factors needs n >= 1, got " + std::to_string(n));
+  KILN_CHECK(n >= 1) << "ConfigSpace: "
+                     << "get_factors needs n >= 1, got " + std::to_string(n);
   std::vector<int64_t> small, large;
   for (int64_t i = 1; i <= n / i; ++i) {
     if (n % i == 0) {
@@ -306,8 +297,9 @@ std::vector<int64_t> get_factors(int64_t n) {
 }
 
 std::vector<int64_t> get_pow2s(int64_t n) {
-  KILN_SPACE_CHECK(n >= 1 && n <= (int64_t{1} << 62),
-                   "get_pow2s needs 1 <= n <= 2^62, got " + std::to_string(n));
+  KILN_CHECK(n >= 1 && n <= (int64_t{1} << 62))
+      << "ConfigSpace: "
+      << "get_pow2s needs 1 <= n <= 2^62, got " + std::to_string(n);
   // Python: range(math.floor(math.log2(n)) + 1); math.log2 of an int is libm's log2 of the
   // correctly rounded double, reproduced here bit for bit.
   const int top = static_cast<int>(std::floor(std::log2(static_cast<double>(n))));
@@ -319,19 +311,22 @@ std::vector<int64_t> get_pow2s(int64_t n) {
 std::vector<int64_t> split_factors(int64_t n, std::string_view policy) {
   if (policy == "factors") return get_factors(n);
   if (policy == "power2") return get_pow2s(n);
-  KILN_SPACE_CHECK(policy == "verbose", "invalid split policy '" + std::string(policy) + "'");
+  KILN_CHECK(policy == "verbose") << "ConfigSpace: "
+                                  << "invalid split policy '" + std::string(policy) + "'";
   return py_set_union_order(get_factors(n), get_pow2s(n));
 }
 
 SplitEntity fallback_split(int64_t length, const std::vector<int64_t>& constraints) {
-  KILN_SPACE_CHECK(length >= 1, "fallback_split needs length >= 1, got " + std::to_string(length));
+  KILN_CHECK(length >= 1) << "ConfigSpace: "
+                          << "fallback_split needs length >= 1, got " + std::to_string(length);
   SplitEntity out;
   out.size.assign(constraints.size(), 0);
   int64_t now = length;
   for (size_t i = constraints.size(); i-- > 0;) {
     const int64_t c = constraints[i];
-    KILN_SPACE_CHECK(c == -1 || c >= 1,
-                     "fallback_split constraints must be -1 or >= 1, got " + std::to_string(c));
+    KILN_CHECK(c == -1 || c >= 1) << "ConfigSpace: "
+                                  << "fallback_split constraints must be -1 or >= 1, got " +
+                                         std::to_string(c);
     // TVM substitutes 1e10 for -1.
     const int64_t limit = c == -1 ? int64_t{10000000000} : c;
     int64_t best = 1;
@@ -364,12 +359,14 @@ ConfigSpace::ConfigSpace(ConfigSpace&&) noexcept = default;
 ConfigSpace& ConfigSpace::operator=(ConfigSpace&&) noexcept = default;
 
 void ConfigSpace::AddKnob(Knob knob) {
-  KILN_SPACE_CHECK(!knob.name.empty(), "a knob needs a name");
-  KILN_SPACE_CHECK(find_knob(knob.name) == nullptr, "knob '" + knob.name + "' is defined twice");
+  KILN_CHECK(!knob.name.empty()) << "ConfigSpace: "
+                                 << "a knob needs a name";
+  KILN_CHECK(find_knob(knob.name) == nullptr) << "ConfigSpace: "
+                                              << "knob '" + knob.name + "' is defined twice";
   int64_t r;
-  KILN_SPACE_CHECK(
-      !__builtin_mul_overflow(range_length_, static_cast<int64_t>(knob.entities.size()), &r),
-      "the space overflows int64 when adding knob '" + knob.name + "'");
+  KILN_CHECK(!__builtin_mul_overflow(range_length_, static_cast<int64_t>(knob.entities.size()), &r))
+      << "ConfigSpace: "
+      << "the space overflows int64 when adding knob '" + knob.name + "'";
   range_length_ = r;
   knobs_.push_back(std::move(knob));
   cache_.reset();  // validity depends on the knobs
@@ -377,24 +374,27 @@ void ConfigSpace::AddKnob(Knob knob) {
 }
 
 void ConfigSpace::define_split(const std::string& name, int64_t length, SplitOptions opts) {
-  KILN_SPACE_CHECK(
-      length >= 1 && length <= (int64_t{1} << 62),
-      "split '" + name + "': length must be in [1, 2^62], got " + std::to_string(length));
+  KILN_CHECK(length >= 1 && length <= (int64_t{1} << 62))
+      << "ConfigSpace: "
+      << "split '" + name + "': length must be in [1, 2^62], got " + std::to_string(length);
   Knob knob{name, "sp", opts.policy, {}, length, opts.num_outputs};
   if (opts.policy == "candidate") {
-    KILN_SPACE_CHECK(opts.num_outputs >= 1, "split '" + name + "': num_outputs must be >= 1");
+    KILN_CHECK(opts.num_outputs >= 1) << "ConfigSpace: "
+                                      << "split '" + name + "': num_outputs must be >= 1";
     for (const auto& size : opts.candidate) {
-      KILN_SPACE_CHECK(static_cast<int>(size.size()) == opts.num_outputs,
-                       "split '" + name + "': a candidate has " + std::to_string(size.size()) +
-                           " sizes, num_outputs is " + std::to_string(opts.num_outputs));
+      KILN_CHECK(static_cast<int>(size.size()) == opts.num_outputs)
+          << "ConfigSpace: "
+          << "split '" + name + "': a candidate has " + std::to_string(size.size()) +
+                 " sizes, num_outputs is " + std::to_string(opts.num_outputs);
       knob.entities.push_back(SplitEntity{size});
     }
   } else {
-    KILN_SPACE_CHECK(
-        opts.policy == "factors" || opts.policy == "power2" || opts.policy == "verbose",
-        "split '" + name + "': invalid policy '" + opts.policy + "'");
+    KILN_CHECK(opts.policy == "factors" || opts.policy == "power2" || opts.policy == "verbose")
+        << "ConfigSpace: "
+        << "split '" + name + "': invalid policy '" + opts.policy + "'";
     // TVM cannot enumerate a 1-way split either (reduce() over no slots fails).
-    KILN_SPACE_CHECK(opts.num_outputs >= 2, "split '" + name + "': num_outputs must be >= 2");
+    KILN_CHECK(opts.num_outputs >= 2) << "ConfigSpace: "
+                                      << "split '" + name + "': num_outputs must be >= 2";
     std::vector<int64_t> factors;
     for (int64_t f : split_factors(length, opts.policy)) {
       if (f <= opts.max_factor) factors.push_back(f);
@@ -412,13 +412,14 @@ void ConfigSpace::define_split(const std::string& name, int64_t length, SplitOpt
 
 void ConfigSpace::define_reorder(const std::string& name, int num_axes, const std::string& policy,
                                  ReorderOptions opts) {
-  KILN_SPACE_CHECK(num_axes >= 0, "reorder '" + name + "': num_axes must be >= 0");
+  KILN_CHECK(num_axes >= 0) << "ConfigSpace: "
+                            << "reorder '" + name + "': num_axes must be >= 0";
   Knob knob{name, "re", policy, {}, 0, num_axes};
   auto check_axes = [&](const std::vector<int>& axes) {
     for (int a : axes) {
-      KILN_SPACE_CHECK(a >= 0 && a < num_axes, "reorder '" + name + "': axis " + std::to_string(a) +
-                                                   " is not in [0, " + std::to_string(num_axes) +
-                                                   ")");
+      KILN_CHECK(a >= 0 && a < num_axes) << "ConfigSpace: "
+                                         << "reorder '" + name + "': axis " + std::to_string(a) +
+                                                " is not in [0, " + std::to_string(num_axes) + ")";
     }
   };
   std::vector<int> identity(num_axes);
@@ -432,8 +433,9 @@ void ConfigSpace::define_reorder(const std::string& name, int num_axes, const st
     } while (std::next_permutation(perm.begin(), perm.end()));
   } else if (policy == "interval_all") {
     const auto [begin, end] = opts.interval;
-    KILN_SPACE_CHECK(0 <= begin && begin <= end && end <= num_axes,
-                     "reorder '" + name + "': bad interval");
+    KILN_CHECK(0 <= begin && begin <= end && end <= num_axes)
+        << "ConfigSpace: "
+        << "reorder '" + name + "': bad interval";
     std::vector<int> perm = identity;
     do {
       knob.entities.push_back(ReorderEntity{perm});
@@ -467,7 +469,8 @@ void ConfigSpace::define_reorder(const std::string& name, int num_axes, const st
     } else {
       std::vector<int> innermost;
       for (const auto& c : opts.spatial) {
-        KILN_SPACE_CHECK(!c.empty(), "reorder '" + name + "': empty spatial chain");
+        KILN_CHECK(!c.empty()) << "ConfigSpace: "
+                               << "reorder '" + name + "': empty spatial chain";
         innermost.push_back(c.back());
       }
       for (const auto& o : outer) {
@@ -480,7 +483,7 @@ void ConfigSpace::define_reorder(const std::string& name, int num_axes, const st
       }
     }
   } else {
-    Die("reorder '" + name + "': invalid policy '" + policy + "'");
+    KILN_UNREACHABLE("ConfigSpace: reorder '" + name + "': invalid policy '" + policy + "'");
   }
   AddKnob(std::move(knob));
 }
@@ -490,8 +493,9 @@ void ConfigSpace::define_annotate(const std::string& name, const std::vector<int
   const int n = static_cast<int>(axis_lengths.size());
   Knob knob{name, "an", policy, {}, 0, n};
   auto bind = [&](std::vector<std::string> slots, const char* what) {
-    KILN_SPACE_CHECK(n >= static_cast<int>(slots.size()),
-                     "annotate '" + name + "': " + what + " needs more axes");
+    KILN_CHECK(n >= static_cast<int>(slots.size()))
+        << "ConfigSpace: "
+        << "annotate '" + name + "': " + what + " needs more axes";
     std::vector<std::string> anns(n - slots.size(), "fuse");
     anns.insert(anns.end(), slots.begin(), slots.end());
     knob.entities.push_back(AnnotateEntity{anns});
@@ -531,8 +535,9 @@ void ConfigSpace::define_annotate(const std::string& name, const std::vector<int
       start = us + 1;
     }
     for (const auto& a : atoms) {
-      KILN_SPACE_CHECK(a == "none" || a == "unroll" || a == "vec",
-                       "annotate '" + name + "': invalid policy '" + policy + "'");
+      KILN_CHECK(a == "none" || a == "unroll" || a == "vec")
+          << "ConfigSpace: "
+          << "annotate '" + name + "': invalid policy '" + policy + "'";
     }
     std::vector<std::string> stack;
     GenerateAnnotations(atoms, n, stack, knob.entities);
@@ -605,8 +610,9 @@ bool ConfigSpace::is_index_valid(int64_t index) const {
 }
 
 int64_t ConfigSpace::nth_valid_index(int64_t k) const {
-  KILN_SPACE_CHECK(0 <= k && k < size(), "nth_valid_index(" + std::to_string(k) + ") outside [0, " +
-                                             std::to_string(size()) + ")");
+  KILN_CHECK(0 <= k && k < size())
+      << "ConfigSpace: "
+      << "nth_valid_index(" + std::to_string(k) + ") outside [0, " + std::to_string(size()) + ")";
   if (!filter_) return k;
   if (range_length_ > kMaxFilterCacheRange) {
     for (int64_t i = 0;; ++i) {
@@ -623,9 +629,9 @@ int64_t ConfigSpace::nth_valid_index(int64_t k) const {
 }
 
 ConfigEntity ConfigSpace::get(int64_t index) const {
-  KILN_SPACE_CHECK(
-      index >= 0 && index < range_length_,
-      "get(" + std::to_string(index) + ") outside [0, " + std::to_string(range_length_) + ")");
+  KILN_CHECK(index >= 0 && index < range_length_)
+      << "ConfigSpace: "
+      << "get(" + std::to_string(index) + ") outside [0, " + std::to_string(range_length_) + ")";
   ConfigEntity c;
   c.index_ = index;
   c.entities_.reserve(knobs_.size());
@@ -652,9 +658,10 @@ Result<ConfigEntity> ConfigSpace::checked_get(int64_t index) const {
 }
 
 std::vector<int64_t> ConfigSpace::point2knob(int64_t point) const {
-  KILN_SPACE_CHECK(point >= 0 && point < range_length_, "point2knob(" + std::to_string(point) +
-                                                            ") outside [0, " +
-                                                            std::to_string(range_length_) + ")");
+  KILN_CHECK(point >= 0 && point < range_length_)
+      << "ConfigSpace: "
+      << "point2knob(" + std::to_string(point) + ") outside [0, " + std::to_string(range_length_) +
+             ")";
   std::vector<int64_t> knob;
   knob.reserve(knobs_.size());
   for (const Knob& k : knobs_) {
@@ -666,16 +673,18 @@ std::vector<int64_t> ConfigSpace::point2knob(int64_t point) const {
 }
 
 int64_t ConfigSpace::knob2point(const std::vector<int64_t>& knob) const {
-  KILN_SPACE_CHECK(knob.size() == knobs_.size(), "knob2point: " + std::to_string(knob.size()) +
-                                                     " digits for " +
-                                                     std::to_string(knobs_.size()) + " knobs");
+  KILN_CHECK(knob.size() == knobs_.size())
+      << "ConfigSpace: "
+      << "knob2point: " + std::to_string(knob.size()) + " digits for " +
+             std::to_string(knobs_.size()) + " knobs";
   int64_t point = 0;
   int64_t radix = 1;
   for (size_t j = 0; j < knob.size(); ++j) {
     const int64_t n = static_cast<int64_t>(knobs_[j].entities.size());
-    KILN_SPACE_CHECK(knob[j] >= 0 && knob[j] < n, "knob2point: digit " + std::to_string(j) + " = " +
-                                                      std::to_string(knob[j]) + " outside [0, " +
-                                                      std::to_string(n) + ")");
+    KILN_CHECK(knob[j] >= 0 && knob[j] < n)
+        << "ConfigSpace: "
+        << "knob2point: digit " + std::to_string(j) + " = " + std::to_string(knob[j]) +
+               " outside [0, " + std::to_string(n) + ")";
     point += knob[j] * radix;
     radix *= n;
   }
@@ -768,7 +777,8 @@ Result<ConfigEntity> ConfigSpace::make_config(
 }
 
 int64_t ConfigSpace::get_next_index(int64_t index, int64_t n, int64_t start, int64_t end) const {
-  KILN_SPACE_CHECK(n != 0, "get_next_index needs n != 0");
+  KILN_CHECK(n != 0) << "ConfigSpace: "
+                     << "get_next_index needs n != 0";
   if (end < 0) end = range_length_;
   if (!filter_) {
     index += n;
@@ -784,9 +794,9 @@ int64_t ConfigSpace::get_next_index(int64_t index, int64_t n, int64_t start, int
 }
 
 int64_t ConfigSpace::subrange_length(int64_t start, int64_t end) const {
-  KILN_SPACE_CHECK(
-      0 <= start && start <= end && end <= range_length_,
-      "subrange_length: bad range [" + std::to_string(start) + ", " + std::to_string(end) + ")");
+  KILN_CHECK(0 <= start && start <= end && end <= range_length_)
+      << "ConfigSpace: "
+      << "subrange_length: bad range [" + std::to_string(start) + ", " + std::to_string(end) + ")";
   if (!filter_) return end - start;
   int64_t count = 0;
   for (int64_t i = start; i < end; ++i) count += is_index_valid(i) ? 1 : 0;

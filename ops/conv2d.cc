@@ -127,7 +127,7 @@ class Conv2dNchwcTemplate final : public Template {
       entities.push_back({"unroll_kw", OtherOptionEntity{false}});
     }
     Result<ConfigEntity> config = space.make_config(std::move(entities));
-    return config.ok() ? *config : space.get(0);  // not reached: every entity is in the space
+    return std::move(config).value();  // every entity is in the space: a failure is a bug
   }
 
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,

@@ -8,7 +8,6 @@
 // stack array with constant indices once unrolled, which LLVM keeps in registers.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -29,17 +28,6 @@ using ir::BufferScope;
 using ir::Expr;
 using ir::LoopKind;
 using ir::Stmt;
-
-// A Result<ConfigEntity> that a template builds from its own space cannot fail; if it does,
-// the template is wrong.
-ConfigEntity must(Result<ConfigEntity> config, std::string_view tmpl) {
-  if (!config.ok()) {
-    std::fprintf(stderr, "%.*s: bad fallback config: %s\n", static_cast<int>(tmpl.size()),
-                 tmpl.data(), config.status().message().c_str());
-    std::abort();
-  }
-  return std::move(config).value();
-}
 
 struct DenseShape {
   int64_t m, n, k;
@@ -153,10 +141,11 @@ class DenseNopack final : public DenseBase {
                         const TargetInfo& target) const override {
     DenseShape s = shape(w);
     int64_t bn = largest_divisor_at_most(s.k, 2 * int64_t{std::max(1, target.simd_lanes)});
-    return must(space.make_config({{"tile_y", SplitEntity{{1, s.m}}},
-                                   {"tile_x", SplitEntity{{s.n, 1}}},
-                                   {"tile_k", SplitEntity{{s.k / bn, bn}}}}),
-                name());
+    return space
+        .make_config({{"tile_y", SplitEntity{{1, s.m}}},
+                      {"tile_x", SplitEntity{{s.n, 1}}},
+                      {"tile_k", SplitEntity{{s.k / bn, bn}}}})
+        .value();  // a failure is a bug of this template
   }
 
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
@@ -270,11 +259,12 @@ class DensePack final : public DenseBase {
     int64_t y_ii = 8;
     while (s.m % y_ii != 0) y_ii /= 2;
     int64_t y_oi = middle(s.m / y_ii);
-    return must(space.make_config({{"tile_y", SplitEntity{{s.m / y_ii / y_oi, y_oi, y_ii}}},
-                                   {"tile_x", SplitEntity{{s.n / x_ii / x_oi, x_oi, x_ii}}},
-                                   {"tile_k", SplitEntity{{s.k, 1}}},
-                                   {"tile_inner", SplitEntity{{s.m / y_ii, y_ii}}}}),
-                name());
+    return space
+        .make_config({{"tile_y", SplitEntity{{s.m / y_ii / y_oi, y_oi, y_ii}}},
+                      {"tile_x", SplitEntity{{s.n / x_ii / x_oi, x_oi, x_ii}}},
+                      {"tile_k", SplitEntity{{s.k, 1}}},
+                      {"tile_inner", SplitEntity{{s.m / y_ii, y_ii}}}})
+        .value();  // a failure is a bug of this template
   }
 
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,

@@ -90,7 +90,7 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
                                                      {"tile_oc", SplitEntity{{g.c / oc_bn, oc_bn}}},
                                                      {"tile_ow", SplitEntity{{g.q / reg_n, reg_n}}},
                                                      {"unroll_kw", OtherOptionEntity{false}}});
-    return config.ok() ? *config : space.get(0);  // not reached: every entity is in the space
+    return std::move(config).value();  // every entity is in the space: a failure is a bug
   }
 
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
