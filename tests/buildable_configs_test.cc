@@ -18,17 +18,13 @@
 #include "runner/local_measure.h"
 #include "runtime/thread_pool.h"
 #include "tests/codegen_limits.h"
+#include "tests/ops_test_util.h"
 #include "tuner/space_walk.h"
 
 namespace kiln {
 namespace {
 
-struct Case {
-  std::string template_name;
-  std::string workload;
-};
-
-void PrintTo(const Case& c, std::ostream* os) { *os << c.template_name << " " << c.workload; }
+using ops::Case;
 
 struct Task {
   const ops::Template* tmpl = nullptr;

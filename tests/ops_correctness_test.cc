@@ -11,17 +11,13 @@
 #include "ops/registry.h"
 #include "runner/local_measure.h"
 #include "runtime/thread_pool.h"
+#include "tests/ops_test_util.h"
 #include "tuner/space_walk.h"
 
 namespace kiln {
 namespace {
 
-struct Case {
-  std::string template_name;
-  std::string workload;
-};
-
-void PrintTo(const Case& c, std::ostream* os) { *os << c.template_name << " " << c.workload; }
+using ops::Case;
 
 class OpsCorrectness : public ::testing::TestWithParam<Case> {};
 

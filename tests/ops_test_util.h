@@ -21,6 +21,15 @@
 
 namespace kiln::ops {
 
+// A template and a workload text: the parameter of the tests that run over several of each.
+struct Case {
+  std::string template_name;
+  std::string workload;
+};
+inline void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.template_name << " " << c.workload;
+}
+
 // `text` parsed and normalized by `t`; a parse or normalization error fails the test.
 inline Workload normalized(const Template& t, const std::string& text) {
   auto parsed = Workload::parse(text);
