@@ -50,10 +50,10 @@ ConfigEntity pick_config(const Task& task, const ConfigSpace& space, std::option
                          const Target& target) {
   if (!index) return task.tmpl->fallback(task.workload, space, {target.simd_lanes()});
   Result<ConfigEntity> c = space.checked_get(*index);
-  if (!c.ok()) throw UsageError{std::string(task.tmpl->name()) + ": " + c.status().message()};
+  if (!c.ok()) throw CommandError{std::string(task.tmpl->name()) + ": " + c.status().message()};
   if (!space.is_index_valid(*index)) {
-    throw UsageError{std::string(task.tmpl->name()) + ": config " + std::to_string(*index) +
-                     " is excluded by the space's filter"};
+    throw CommandError{std::string(task.tmpl->name()) + ": config " + std::to_string(*index) +
+                       " is excluded by the space's filter"};
   }
   return *c;
 }

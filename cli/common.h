@@ -29,7 +29,6 @@ struct CommandError {
   std::string message;
   int exit_code = kUsageError;
 };
-using UsageError = CommandError;
 
 template <typename T>
 T value_or_exit(Result<T> r) {
@@ -42,7 +41,7 @@ inline void ok_or_exit(const Status& s) {
 }
 
 // The one way a command turns --target into a Target: parsed and validated against what this
-// kiln's LLVM can generate code for (builder::parse_target), or a UsageError.
+// kiln's LLVM can generate code for (builder::parse_target), or a CommandError.
 Target resolve_target(const std::string& text);
 
 struct TaskOptions {
@@ -59,14 +58,14 @@ struct Task {
   ops::Workload workload;  // normalized
 };
 // What a command's task options name: the target and the tasks of the workload (one per
-// template, or the one --template names). UsageError for bad input.
+// template, or the one --template names). CommandError for bad input.
 struct ResolvedTasks {
   Target target;
   std::vector<Task> tasks;
 };
 ResolvedTasks resolve_tasks(const TaskOptions& o);
 
-// The config `index` of the task's space, or its fallback config; UsageError if out of range.
+// The config `index` of the task's space, or its fallback config; CommandError if out of range.
 ConfigEntity pick_config(const Task& task, const ConfigSpace& space, std::optional<int64_t> index,
                          const Target& target);
 
