@@ -59,7 +59,7 @@ Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& ru
       }
     }
     TuneOptions loop = options_.loop;
-    loop.stop_requested = [&stop] { return stop.stop_requested(); };
+    loop.stop = stop;
     KILN_ASSIGN_OR_RETURN(outcome.progress,
                           tune_task(*task.tmpl, task.workload, target_, space, *search, builder,
                                     runner, store, loop, [&](const TuneProgress& p) {

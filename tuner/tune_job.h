@@ -39,7 +39,7 @@ struct TuneJobOptions {
   // xgb tuners: learn the base model from these records instead of the store's (every task
   // must then transfer: a job whose base model could not be trained fails).
   const std::vector<store::Record>* transfer_records = nullptr;
-  TuneOptions loop;  // n_trial, early_stopping, source, pipelining; stop_requested is the job's
+  TuneOptions loop;  // n_trial, early_stopping, source, pipelining; stop is the job's
 };
 
 // What happened to one task.

@@ -265,7 +265,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     p.times.wall_s = seconds_since(start);
     if (on_batch) on_batch(p);
 
-    if (options.stop_requested && options.stop_requested()) {
+    if (options.stop.stop_requested()) {
       abandon_started();
       p.interrupted = true;
     } else if (stop_early()) {

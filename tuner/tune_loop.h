@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 
 #include "builder/builder.h"
@@ -45,10 +46,10 @@ struct TuneOptions {
   // With pipelining, batches started ahead of the one being measured, at most. Several, so
   // that a config slow to build is absorbed by the cooldowns of the configs before it.
   int build_ahead = 16;
-  // Asked after each committed batch; when it returns true, the batches built ahead are
+  // Checked after each committed batch; once a stop is requested, the batches built ahead are
   // abandoned (never measured, never recorded) and tune_task returns what is committed, with
-  // TuneProgress::interrupted set. E.g. a SIGINT flag.
-  std::function<bool()> stop_requested;
+  // TuneProgress::interrupted set (kiln tune requests it on SIGINT).
+  std::stop_token stop;
 
   // Stored with every record (measure_options.h: measure_options_text); "" = unknown, which
   // makes this run's environmental failures worth measuring again by any later run.
@@ -84,7 +85,7 @@ struct TuneProgress {
   int64_t errors = 0;                 // failed trials of this run
   int64_t consecutive_errors = 0;
   TuneTimes times;
-  bool interrupted = false;  // stopped by TuneOptions::stop_requested
+  bool interrupted = false;  // stopped by TuneOptions::stop
 };
 
 // Tunes (tmpl, workload) on `target`. Fails only when the store cannot be read or written (a
@@ -92,8 +93,8 @@ struct TuneProgress {
 // wrong with a config is a record with its error code. `on_batch` is called after each
 // committed batch.
 Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& workload,
-                               const Target& target, const ConfigSpace& space,
-                               Tuner& tuner, builder::Builder& builder, runner::Runner& runner,
+                               const Target& target, const ConfigSpace& space, Tuner& tuner,
+                               builder::Builder& builder, runner::Runner& runner,
                                store::RecordStore& store, const TuneOptions& options,
                                const std::function<void(const TuneProgress&)>& on_batch = {});
 
