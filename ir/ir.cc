@@ -211,6 +211,58 @@ Expr select(Expr cond, Expr t, Expr f) {
   return make_node(std::move(n));
 }
 
+const char* call_op_name(CallOp op) {
+  switch (op) {
+    case CallOp::kExp:
+      return "exp";
+    case CallOp::kLog:
+      return "log";
+    case CallOp::kSqrt:
+      return "sqrt";
+    case CallOp::kTanh:
+      return "tanh";
+    case CallOp::kErf:
+      return "erf";
+    case CallOp::kPow:
+      return "pow";
+    case CallOp::kAbs:
+      return "abs";
+    case CallOp::kFloor:
+      return "floor";
+    case CallOp::kCeil:
+      return "ceil";
+  }
+  return "?";
+}
+
+int call_op_arity(CallOp op) { return op == CallOp::kPow ? 2 : 1; }
+
+Expr call(CallOp op, std::vector<Expr> args) {
+  KILN_CHECK(static_cast<int>(args.size()) == call_op_arity(op))
+      << call_op_name(op) << ": " << args.size() << " operands";
+  for (const Expr& a : args) {
+    KILN_CHECK(a.defined() && a->dtype == DType::kFloat32)
+        << call_op_name(op) << ": operands must be float32";
+  }
+  ExprNode n;
+  n.kind = ExprKind::kCall;
+  n.dtype = DType::kFloat32;
+  n.call_op = op;
+  n.a = std::move(args[0]);
+  if (args.size() > 1) n.b = std::move(args[1]);
+  return make_node(std::move(n));
+}
+
+Expr exp(Expr x) { return call(CallOp::kExp, {std::move(x)}); }
+Expr log(Expr x) { return call(CallOp::kLog, {std::move(x)}); }
+Expr sqrt(Expr x) { return call(CallOp::kSqrt, {std::move(x)}); }
+Expr tanh(Expr x) { return call(CallOp::kTanh, {std::move(x)}); }
+Expr erf(Expr x) { return call(CallOp::kErf, {std::move(x)}); }
+Expr pow(Expr base, Expr exponent) { return call(CallOp::kPow, {std::move(base), std::move(exponent)}); }
+Expr abs(Expr x) { return call(CallOp::kAbs, {std::move(x)}); }
+Expr floor(Expr x) { return call(CallOp::kFloor, {std::move(x)}); }
+Expr ceil(Expr x) { return call(CallOp::kCeil, {std::move(x)}); }
+
 const char* loop_kind_name(LoopKind kind) {
   switch (kind) {
     case LoopKind::kSerial:
@@ -241,7 +293,13 @@ Stmt For(Expr loop_var, int64_t extent, LoopKind kind, Stmt body) {
 }
 
 Stmt Store(const Buffer& buffer, const std::vector<Expr>& indices, Expr value) {
-  return StoreFlat(buffer, buffer.flat_index(indices), std::move(value));
+  StmtNode n;
+  n.kind = StmtKind::kStore;
+  n.buffer = buffer;
+  n.index = buffer.flat_index(indices);
+  n.value = std::move(value);
+  n.indices = indices;
+  return make_stmt(std::move(n));
 }
 
 Stmt StoreFlat(const Buffer& buffer, Expr index, Expr value) {

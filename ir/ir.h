@@ -42,7 +42,13 @@ enum class ExprKind : uint8_t {
   kNot,
   kSelect,  // operands: condition, true value, false value
   kLoad,    // buffer[operands[0]]
+  kCall,    // a math function of float operands (ExprNode::call_op; operands a, b)
 };
+
+// The math functions the IR can call, on float32 (libm semantics, as C's expf, erff, powf...).
+enum class CallOp : uint8_t { kExp, kLog, kSqrt, kTanh, kErf, kPow, kAbs, kFloor, kCeil };
+const char* call_op_name(CallOp op);  // "exp", "log", ...
+int call_op_arity(CallOp op);         // 2 for pow, 1 otherwise
 
 // Where a buffer's storage lives.
 enum class BufferScope : uint8_t {
@@ -105,6 +111,7 @@ struct ExprNode {
   std::string name;        // kVar
   Expr a, b, c;            // operands, by kind
   Buffer buffer;           // kLoad
+  CallOp call_op = CallOp::kExp;  // kCall
 };
 
 // Constructors. Arithmetic folds constants (x*1, x+0, 2*3, ...) so that generated index
@@ -129,6 +136,17 @@ Expr operator!(Expr a);
 Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);
 Expr select(Expr cond, Expr t, Expr f);
+// Math calls on float32 operands (KILN_CHECKed: float operands, the op's arity).
+Expr call(CallOp op, std::vector<Expr> args);
+Expr exp(Expr x);
+Expr log(Expr x);
+Expr sqrt(Expr x);
+Expr tanh(Expr x);
+Expr erf(Expr x);
+Expr pow(Expr base, Expr exponent);
+Expr abs(Expr x);
+Expr floor(Expr x);
+Expr ceil(Expr x);
 
 bool is_const_int(const Expr& e, int64_t* value = nullptr);
 
@@ -161,6 +179,10 @@ struct StmtNode {
   // kStore: buffer[index] = value.  kAllocate: buffer (scope kLocal) lives for body.
   Buffer buffer;
   Expr index, value;
+  // kStore made by Store(buffer, indices, value): the per-dimension indices that `index`
+  // flattens, kept for passes that need coordinates (an epilogue's per-channel bias); empty
+  // for StoreFlat. Passes that rewrite `index` must rewrite or drop these.
+  std::vector<Expr> indices;
   // kIf
   Expr condition;
   Stmt then_case, else_case;  // else_case may be undefined

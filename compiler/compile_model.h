@@ -1,0 +1,52 @@
+// Graph -> compiled model (runtime/model_artifact.h): what `kiln compile` does.
+//
+//   fold BatchNormalization into the preceding conv's weights and bias
+//   -> partition: tunable nodes (conv2d, depthwise conv2d, dense, batch_matmul) each with the
+//      elementwise chain that follows them fused into their write-back; other elementwise chains
+//      one kernel each; view ops aliased; every other node its own kernel (compiler/op_lowering.h)
+//   -> tunable kernels from ops/ templates with the store's best config for the workload and
+//      target, else AutoTVM's fallback config (counted and reported, never silent)
+//   -> build every kernel (LLVM, the builder's path) and link them into one shared object
+//   -> evaluate at compile time every stage that reads only constants (weight packing), so that
+//      weights ship pre-packed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "frontend/graph.h"
+#include "runtime/model_artifact.h"
+
+namespace kiln::store {
+class RecordStore;
+}
+
+namespace kiln::compiler {
+
+struct CompileOptions {
+  std::string target = "llvm";              // as `--target` takes it
+  const store::RecordStore* store = nullptr;  // best records; null: fallback configs only
+  int jobs = 2;                             // kernels built in parallel
+};
+
+struct CompiledTask {
+  std::string template_name;
+  std::string workload;
+  int count = 0;     // nodes using it
+  bool tuned = false;  // from the store, else the fallback config
+  std::string config;  // the config's entities, as `kiln best` prints them
+};
+
+struct CompileReport {
+  std::vector<CompiledTask> tasks;
+  int untuned_tasks = 0;
+  int kernels = 0;            // steps in the compiled model
+  int fused_nodes = 0;        // elementwise / BatchNormalization nodes fused away
+  double build_seconds = 0;
+};
+
+Result<ModelArtifact> compile_model(const frontend::Graph& graph, const CompileOptions& options,
+                                    CompileReport* report = nullptr);
+
+}  // namespace kiln::compiler

@@ -1,0 +1,74 @@
+// A compiled model (`kiln compile -o model.kiln`): its in-memory form and its file format.
+//
+// A model is a shared object (one kiln_stage_fn per step, runtime/kernel_abi.h), the float32
+// constants the steps read (weights, pre-packed at compile time), and the graph that ties them
+// together: values (tensors) and the steps to run in order, each naming the values it receives
+// as its buffers. The executor (runtime/graph_executor.h) runs it; the compiler (compiler/)
+// makes it.
+//
+// File format (little-endian):
+//   "KILNMODL"  u32 format_version  u64 header_len  header (JSON text)
+//   u64 so_len  so bytes  u64 constants_len (bytes)  constants (float32)
+//   32 bytes: SHA-256 of everything before it
+// Parsing checks the magic, the version, every length against the file size, the checksum,
+// and the header's consistency (value ids in range, constants inside the blob, shapes
+// positive); each failure is kInvalidArgument naming the file and what is wrong.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace kiln {
+
+inline constexpr uint32_t kModelFormatVersion = 1;
+
+enum class ModelValueKind : uint8_t {
+  kInput,         // set by the user (set_input) before run()
+  kOutput,        // a graph output: written by a step, read back with get_output
+  kConstant,      // data in the artifact's constants blob
+  kIntermediate,  // written and read by steps; storage planned by liveness
+  kView,          // the same elements as value `view_of` under another shape (Reshape, ...)
+};
+
+struct ModelValue {
+  std::string name;
+  std::vector<int64_t> shape;  // float32 elements; {} is a scalar (1 element)
+  ModelValueKind kind = ModelValueKind::kIntermediate;
+  int64_t constant_offset = 0;  // kConstant: offset in floats into ModelArtifact::constants
+  int view_of = -1;             // kView: the value whose storage it shares (same element count)
+  int64_t num_elements() const;
+};
+
+struct ModelStep {
+  std::string symbol;        // the stage function exported by the shared object
+  std::vector<int> buffers;  // value ids passed as the stage's buffers, in order
+  std::string label;         // what it computes, for messages and profiles ("Conv conv1 + Relu")
+};
+
+struct ModelArtifact {
+  std::string kiln_version;
+  std::string target;                  // the target string it was compiled for
+  std::vector<std::string> cpu_features;  // x86 features the code needs ("avx512f", "fma", ...)
+  std::vector<ModelValue> values;
+  std::vector<int> inputs;   // value ids of the graph inputs, in graph order
+  std::vector<int> outputs;  // value ids of the graph outputs, in graph order
+  std::vector<ModelStep> steps;
+  std::string shared_object;     // ELF .so bytes
+  std::vector<float> constants;  // the constants blob
+};
+
+std::string serialize_model(const ModelArtifact& model);
+// `label` (the file name) prefixes every error message.
+Result<ModelArtifact> parse_model(std::string_view bytes, const std::string& label);
+Status write_model_file(const ModelArtifact& model, const std::string& path);  // kIo on failure
+Result<ModelArtifact> read_model_file(const std::string& path);  // kIo unreadable, else parse
+
+// Whether this machine can run code compiled for `features` (x86 feature names as LLVM spells
+// them); the error names the first missing feature and the artifact's target.
+Status check_cpu_features(const std::vector<std::string>& features, const std::string& target);
+
+}  // namespace kiln
