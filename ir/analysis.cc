@@ -59,6 +59,11 @@ Expr substitute(const Expr& expr, const ExprNode* v, const Expr& value) {
                     substitute(expr->c, v, value));
     case ExprKind::kLoad:
       return expr->buffer.load_flat(substitute(expr->a, v, value));
+    case ExprKind::kCall: {
+      std::vector<Expr> args = {substitute(expr->a, v, value)};
+      if (expr->b.defined()) args.push_back(substitute(expr->b, v, value));
+      return call(expr->call_op, std::move(args));
+    }
     default:
       return make_binary(expr->kind, substitute(expr->a, v, value), substitute(expr->b, v, value));
   }

@@ -53,6 +53,30 @@ class Interpreter {
     if (status_.ok()) status_ = RuntimeError(std::move(message));
   }
 
+  static float call_value(CallOp op, float x, float y) {
+    switch (op) {
+      case CallOp::kExp:
+        return std::exp(x);
+      case CallOp::kLog:
+        return std::log(x);
+      case CallOp::kSqrt:
+        return std::sqrt(x);
+      case CallOp::kTanh:
+        return std::tanh(x);
+      case CallOp::kErf:
+        return std::erf(x);
+      case CallOp::kPow:
+        return std::pow(x, y);
+      case CallOp::kAbs:
+        return std::fabs(x);
+      case CallOp::kFloor:
+        return std::floor(x);
+      case CallOp::kCeil:
+        return std::ceil(x);
+    }
+    return 0.0f;
+  }
+
   Value eval(const Expr& e) {
     Value r;
     if (!status_.ok()) return r;
@@ -82,6 +106,9 @@ class Interpreter {
         return r;
       case ExprKind::kSelect:
         return eval(e->a).i ? eval(e->b) : eval(e->c);
+      case ExprKind::kCall:
+        r.f = call_value(e->call_op, eval(e->a).f, e->b.defined() ? eval(e->b).f : 0.0f);
+        return r;
       default:
         break;
     }

@@ -68,6 +68,15 @@ void print_expr(std::ostream& os, const Expr& e) {
       print_expr(os, e->c);
       os << ")";
       return;
+    case ExprKind::kCall:
+      os << call_op_name(e->call_op) << "(";
+      print_expr(os, e->a);
+      if (e->b.defined()) {
+        os << ", ";
+        print_expr(os, e->b);
+      }
+      os << ")";
+      return;
     case ExprKind::kLoad:
       os << e->buffer->name << "[";
       print_expr(os, e->a);
