@@ -57,9 +57,6 @@ inline Status UnimplementedError(std::string m) {
   return Status::Error(StatusCode::kUnimplemented, std::move(m));
 }
 inline Status IoError(std::string m) { return Status::Error(StatusCode::kIo, std::move(m)); }
-inline Status UnimplementedError(std::string m) {
-  return Status::Error(StatusCode::kUnimplemented, std::move(m));
-}
 inline Status InternalError(std::string m) {
   return Status::Error(StatusCode::kInternal, std::move(m));
 }
