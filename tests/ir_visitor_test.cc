@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/analysis.h"
 #include "ir/ir.h"
 #include "ir/mutator.h"
 #include "ir/printer.h"
@@ -177,6 +178,42 @@ TEST(IrMutator, RebuiltCallsAndSelectsKeepTheirOperatorsAndTypes) {
   EXPECT_EQ(out->a->dtype, DType::kBool);
   EXPECT_EQ(to_string(out),
             to_string(select(k < 4, pow(b.load_flat(k), ceil(b.load_flat(k + 1))), floor(f32(1)))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The analyses of ir/analysis.h, which run on the visitor and mutator.
+
+TEST(IrAnalysisOnVisitor, MathCallsCountAsOneFlopEach) {
+  Buffer a("A", {8}, BufferScope::kArgument), b("B", {8}, BufferScope::kArgument);
+  Expr i = var("i");
+  // sigmoid: 1 / (1 + exp(-x)): a sub, an exp, an add, a div.
+  Expr x = a.load_flat(i);
+  EXPECT_EQ(count_flops(For(i, 8, LoopKind::kVectorized,
+                            StoreFlat(b, i, f32(1) / (f32(1) + exp(f32(0) - x))))),
+            8 * 4);
+  EXPECT_EQ(count_flops(StoreFlat(b, 0, pow(x, sqrt(x)))), 2);
+}
+
+TEST(IrAnalysisOnVisitor, UsesVarAndSubstituteSeeCallOperands) {
+  Buffer a("A", {8}, BufferScope::kArgument);
+  Expr i = var("i"), j = var("j");
+  Expr e = pow(f32(2), tanh(a.load_flat(i + 1)));
+  EXPECT_TRUE(uses_var(e, i.get()));
+  EXPECT_FALSE(uses_var(e, j.get()));
+  EXPECT_EQ(to_string(substitute(e, i.get(), j * 2)), "pow(2f, tanh(A[((j*2) + 1)]))");
+  EXPECT_TRUE(substitute(e, j.get(), i).same_as(e));
+}
+
+TEST(IrAnalysisOnVisitor, FreeVarsAndBuffersInOrderOfFirstUse) {
+  Buffer in("In", {16}, BufferScope::kArgument), out("Out", {4, 4}, BufferScope::kArgument);
+  Buffer w("W", {16}, BufferScope::kWorkspace);
+  Expr i = var("i"), n = var("n"), m = var("m");
+  // i is used (in the first store) outside the loop that binds it: bound anyway, as a loop of
+  // the statement binds it. Stored buffers come before those only loaded from.
+  Stmt body = Seq({StoreFlat(w, i + m, in.load_flat(n)),
+                   For(i, 4, LoopKind::kSerial, Store(out, {i, n}, exp(w.load_flat(i))))});
+  EXPECT_EQ(free_vars(body), (std::vector<const ExprNode*>{m.get(), n.get()}));
+  EXPECT_EQ(used_buffers(body), (std::vector<const BufferNode*>{w.get(), out.get(), in.get()}));
 }
 
 }  // namespace
