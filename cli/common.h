@@ -87,6 +87,7 @@ int max_n_parallel();
 // Subcommands: each registers itself on `app` and returns the function that runs it.
 using Command = std::function<int()>;
 Command add_space_command(CLI::App& app);
+Command add_compile_command(CLI::App& app);
 Command add_show_command(CLI::App& app);
 Command add_measure_command(CLI::App& app);
 Command add_tune_command(CLI::App& app);

@@ -80,11 +80,11 @@ std::vector<std::string> required_features(const Target& target) {
   return out;
 }
 
-std::string config_text(const ops::ConfigEntity& config) {
+std::string config_text(const ConfigEntity& config) {
   std::string out = "[";
   for (size_t i = 0; i < config.entities().size(); ++i) {
     if (i) out += ", ";
-    out += config.entities()[i].first + "=" + ops::entity_payload(config.entities()[i].second).dump();
+    out += config.entities()[i].first + "=" + entity_payload(config.entities()[i].second).dump();
   }
   return out + "]";
 }
@@ -154,7 +154,7 @@ class ModelCompiler {
   struct Choice {
     const ops::Template* tmpl = nullptr;
     ops::Workload workload;
-    ops::ConfigEntity config;
+    ConfigEntity config;
   };
   Result<Choice> choose_config(const ops::Workload& workload);
 
@@ -287,7 +287,7 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(const ops::Workload& 
                           options_.store->best(target_.to_string(), std::string(tmpl->name()),
                                                w.to_string()));
     if (!record) continue;
-    Result<ops::ConfigEntity> config = tmpl->space(w).from_json_entities(record->entities);
+    Result<ConfigEntity> config = tmpl->space(w).from_json_entities(record->entities);
     if (!config.ok()) continue;  // a record of another space version: not usable here
     if (!best.tmpl || record->mean_cost() < best_cost) {
       best = {tmpl, w, std::move(config).value()};
@@ -303,7 +303,7 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(const ops::Workload& 
       if (t->name() == "dense_pack.x86") tmpl = t;
     }
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
-    ops::ConfigSpace space = tmpl->space(w);
+    ConfigSpace space = tmpl->space(w);
     best = {tmpl, w, tmpl->fallback(w, space, target_info_)};
   }
   auto key = std::make_pair(std::string(best.tmpl->name()), best.workload.to_string());
