@@ -96,5 +96,7 @@ Command add_export_command(CLI::App& app);
 Command add_import_command(CLI::App& app);
 Command add_templates_command(CLI::App& app);
 Command add_tasks_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
 
 }  // namespace kiln::cli
