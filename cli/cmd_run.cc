@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 
 #include "cli/common.h"
@@ -45,22 +45,22 @@ std::unique_ptr<GraphExecutor> LoadModel(const std::string& path, int threads) {
 
 // Reads `path` as exactly `count` float32; CommandError naming the file otherwise.
 std::vector<float> ReadFloats(const std::string& path, int64_t count, const std::string& input) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw CommandError{"--input " + input + ": cannot open '" + path + "': " + std::strerror(errno),
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);  // fails for a directory too
+  if (ec) {
+    throw CommandError{"--input " + input + ": cannot read '" + path + "': " + ec.message(),
                        kIoError};
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad())
-    throw CommandError{"--input " + input + ": reading '" + path + "' failed", kIoError};
   const int64_t expected = count * static_cast<int64_t>(sizeof(float));
-  if (static_cast<int64_t>(bytes.size()) != expected) {
-    throw CommandError{"--input " + input + ": '" + path + "' has " + std::to_string(bytes.size()) +
+  if (size != static_cast<uintmax_t>(expected)) {
+    throw CommandError{"--input " + input + ": '" + path + "' has " + std::to_string(size) +
                        " bytes, expected " + std::to_string(expected) + " (" +
                        std::to_string(count) + " float32)"};
   }
   std::vector<float> data(count);
-  std::memcpy(data.data(), bytes.data(), bytes.size());
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(data.data()), expected);
+  if (!in) throw CommandError{"--input " + input + ": reading '" + path + "' failed", kIoError};
   return data;
 }
 

@@ -4,7 +4,7 @@
 // intermediates share one arena, planned once at load by liveness over the steps (a value's
 // bytes are reused once its last reader has run); views resolve to the storage of the value
 // they view. Steps run in order on a thread pool of `threads` threads (the kernels' parallel
-// loops split across it).
+// loops split across it). An executor is used from one thread at a time.
 #pragma once
 
 #include <cstdint>

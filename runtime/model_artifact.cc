@@ -1,11 +1,9 @@
 #include "runtime/model_artifact.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/sha256.h"
 
@@ -353,10 +351,15 @@ Status write_model_file(const ModelArtifact& model, const std::string& path) {
 }
 
 Result<ModelArtifact> read_model_file(const std::string& path) {
+  // One read of the whole file, sized first: models carry tens of megabytes of weights.
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);  // fails for a directory too
+  if (ec) return IoError("cannot read '" + path + "': " + ec.message());
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("cannot open '" + path + "': " + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError("reading '" + path + "' failed: " + std::strerror(errno));
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (!in) return IoError("reading '" + path + "' failed: " + std::strerror(errno));
   return parse_model(bytes, path);
 }
 

@@ -10,9 +10,11 @@
 //   "KILNMODL"  u32 format_version  u64 header_len  header (JSON text)
 //   u64 so_len  so bytes  u64 constants_len (bytes)  constants (float32)
 //   32 bytes: SHA-256 of everything before it
-// Parsing checks the magic, the version, every length against the file size, the checksum,
-// and the header's consistency (value ids in range, constants inside the blob, shapes
-// positive); each failure is kInvalidArgument naming the file and what is wrong.
+// Parsing checks the magic, the version, every length against the file size, the checksum
+// (before it reads the header), and the header's consistency (validate_model); each failure is
+// kInvalidArgument naming the file and what is wrong. The header is a JSON object with the
+// fields of ModelArtifact; a value's kind is spelled "input", "output", "constant",
+// "intermediate" or "view".
 #pragma once
 
 #include <cstdint>

@@ -100,6 +100,9 @@ TEST(RunCliTest, BadInputsAreExit2) {
   EXPECT_EQ(r.exit_code, 74) << r.output;
   EXPECT_NE(r.output.find("absent.bin"), std::string::npos) << r.output;
 
+  r = run_kiln("run " + f.model + " --input x=" + f.dir.path());  // a directory
+  EXPECT_EQ(r.exit_code, 74) << r.output;
+
   r = run_kiln("run " + f.model + " --input x=" + f.input + " --threads 0");
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
@@ -136,6 +139,8 @@ TEST(RunCliTest, BadArtifactsAreRejected) {
     }
   }
   auto r = run_kiln("run " + f.dir.file("absent.kiln"));
+  EXPECT_EQ(r.exit_code, 74) << r.output;
+  r = run_kiln("run " + f.dir.path());  // a directory
   EXPECT_EQ(r.exit_code, 74) << r.output;
 }
 
