@@ -69,12 +69,8 @@ std::string symbol_safe(const std::string& text) {
 
 // The x86 features a model's code may need, as runtime/model_artifact.h checks them.
 std::vector<std::string> required_features(const Target& target) {
-  static const char* kKnown[] = {"sse4.2",   "avx",      "avx2",       "fma",
-                                 "f16c",     "bmi2",     "avx512f",    "avx512dq",
-                                 "avx512cd", "avx512bw", "avx512vl",   "avx512vnni",
-                                 "avx512bf16"};
   std::vector<std::string> out;
-  for (const char* f : kKnown) {
+  for (const std::string& f : checkable_cpu_features()) {
     if (target.has_feature(f)) out.push_back(f);
   }
   return out;

@@ -71,6 +71,7 @@ Status GraphExecutor::Impl::Plan() {
   std::vector<int> first(num_values, -1), last(num_values, -1);
   for (int s = 0; s < num_steps; ++s) {
     for (int id : model.steps[s].buffers) {
+      if (id < 0) continue;
       const int r = root[id];
       if (first[r] < 0) first[r] = s;
       last[r] = s;
@@ -123,7 +124,7 @@ Status GraphExecutor::Impl::Plan() {
 
   for (const ModelStep& step : model.steps) {
     std::vector<float*> args;
-    for (int id : step.buffers) args.push_back(storage[id]);
+    for (int id : step.buffers) args.push_back(id < 0 ? nullptr : storage[id]);
     step_args.push_back(std::move(args));
   }
   return Status::Ok();
