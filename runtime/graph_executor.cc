@@ -1,6 +1,7 @@
 #include "runtime/graph_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -206,6 +207,17 @@ void GraphExecutor::run() {
   const KilnRuntimeApi* api = impl_->pool->api();
   for (size_t s = 0; s < impl_->stages.size(); ++s)
     impl_->stages[s](impl_->step_args[s].data(), api);
+}
+
+void GraphExecutor::run_profiled(std::vector<double>* step_seconds) {
+  const KilnRuntimeApi* api = impl_->pool->api();
+  step_seconds->resize(impl_->stages.size(), 0.0);
+  for (size_t s = 0; s < impl_->stages.size(); ++s) {
+    auto start = std::chrono::steady_clock::now();
+    impl_->stages[s](impl_->step_args[s].data(), api);
+    (*step_seconds)[s] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
 }
 
 std::span<const float> GraphExecutor::get_output(int i) const {
