@@ -18,6 +18,7 @@ enum class StatusCode {
   kRuntime,          // loading or running an artifact failed
   kIo,               // a file or process operation failed
   kInternal,         // a bug in kiln
+  kUnimplemented,    // valid input that kiln does not handle (yet): an operator variant, a feature
 };
 
 class [[nodiscard]] Status {
@@ -51,6 +52,9 @@ inline Status CompileError(std::string m) {
 }
 inline Status RuntimeError(std::string m) {
   return Status::Error(StatusCode::kRuntime, std::move(m));
+}
+inline Status UnimplementedError(std::string m) {
+  return Status::Error(StatusCode::kUnimplemented, std::move(m));
 }
 inline Status IoError(std::string m) { return Status::Error(StatusCode::kIo, std::move(m)); }
 inline Status InternalError(std::string m) {
