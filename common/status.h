@@ -14,6 +14,8 @@ enum class StatusCode {
   kOk = 0,
   kInvalidArgument,  // bad user input: a workload, a config index, a file's contents
   kInstantiation,    // a config that the template cannot realize (AutoTVM's InstantiationError)
+  kUnimplemented,    // valid input using something kiln does not support (an ONNX operator, a
+                     // dtype, a dynamic shape): a limitation, not a mistake in the input
   kCompile,          // LLVM or the linker failed
   kRuntime,          // loading or running an artifact failed
   kIo,               // a file or process operation failed
@@ -45,6 +47,9 @@ inline Status InvalidArgument(std::string m) {
 }
 inline Status InstantiationError(std::string m) {
   return Status::Error(StatusCode::kInstantiation, std::move(m));
+}
+inline Status Unimplemented(std::string m) {
+  return Status::Error(StatusCode::kUnimplemented, std::move(m));
 }
 inline Status CompileError(std::string m) {
   return Status::Error(StatusCode::kCompile, std::move(m));
