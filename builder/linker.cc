@@ -36,15 +36,21 @@ class TempDir {
 }  // namespace
 
 Result<std::string> link_shared_object(std::string_view object) {
+  return link_shared_object(std::vector<std::string_view>{object});
+}
+
+Result<std::string> link_shared_object(const std::vector<std::string_view>& objects) {
   TempDir dir;
   if (dir.path().empty()) return IoError("cannot create a temporary directory for linking");
-  std::string in = dir.path() + "/kernel.o";
-  std::string out = dir.path() + "/kernel.so";
-  {
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    std::string in = dir.path() + "/kernel" + std::to_string(i) + ".o";
     std::ofstream f(in, std::ios::binary);
-    f.write(object.data(), static_cast<std::streamsize>(object.size()));
+    f.write(objects[i].data(), static_cast<std::streamsize>(objects[i].size()));
     if (!f) return IoError("cannot write " + in);
+    inputs.push_back(std::move(in));
   }
+  std::string out = dir.path() + "/kernel.so";
   std::string log;
   llvm::raw_string_ostream log_stream(log);
   int code = 0;
@@ -53,8 +59,10 @@ Result<std::string> link_shared_object(std::string_view object) {
     std::lock_guard<std::mutex> lock(lld_mutex);
     // --threads=1: lld's worker threads would not survive fork() into builder processes (a child
     // of a process that had linked before would wait forever on threads it does not have).
-    const char* args[] = {"ld.lld", "-shared",  "--threads=1", "--hash-style=gnu",
-                          "-O1",    in.c_str(), "-o",          out.c_str()};
+    std::vector<const char*> args = {"ld.lld", "-shared", "--threads=1", "--hash-style=gnu", "-O1"};
+    for (const std::string& in : inputs) args.push_back(in.c_str());
+    args.push_back("-o");
+    args.push_back(out.c_str());
     lld::Result r = lld::lldMain(args, log_stream, log_stream, {{lld::Gnu, &lld::elf::link}});
     code = r.retCode;
   }

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -13,5 +14,8 @@ namespace kiln::builder {
 // temporary directory that is removed before returning. Thread-safe (lld keeps global state,
 // so links are serialized).
 Result<std::string> link_shared_object(std::string_view object);
+// Links several objects (a compiled model's kernels) into one shared object; their exported
+// symbols must be distinct.
+Result<std::string> link_shared_object(const std::vector<std::string_view>& objects);
 
 }  // namespace kiln::builder

@@ -1,8 +1,12 @@
-// kiln tasks: the tunable tasks of an ONNX model, as TVM's extract_from_program lists them.
+// Model commands: `kiln tasks` (the tunable tasks of an ONNX model, as TVM's
+// extract_from_program lists them) and `kiln compile` (the model as one runnable artifact).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli/common.h"
+#include "compiler/compile_model.h"
+#include "runtime/model_artifact.h"
+#include "store/record_store.h"
 #include "frontend/onnx_import.h"
 #include "frontend/task_extraction.h"
 
@@ -80,6 +84,59 @@ Command add_tasks_command(CLI::App& app) {
                   static_cast<long long>(t.count), t.flops, static_cast<long long>(t.space_size),
                   t.workload.to_string().c_str());
     }
+    return 0;
+  };
+}
+
+Command add_compile_command(CLI::App& app) {
+  struct Options {
+    std::string model;
+    std::string output;
+    std::string db;
+    std::vector<std::string> input_shapes;
+    std::string target = "llvm";
+    int jobs = 2;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "compile",
+      "compile an ONNX model into one artifact (kernels, pre-packed weights, graph) with the "
+      "store's best configs, AutoTVM's fallback configs for untuned tasks");
+  cmd->add_option("model", o->model, "the .onnx file")->required();
+  cmd->add_option("-o,--output", o->output, "the artifact to write, e.g. model.kiln")->required();
+  cmd->add_option("--db", o->db, "record store whose best configs to use (default: none)");
+  cmd->add_option("--input-shape", o->input_shapes,
+                  "NAME=DIMS (e.g. input=1x3x224x224) for an input with symbolic dimensions");
+  add_target_option(cmd, &o->target, "target to compile for (default: the host)");
+  add_bounded(cmd, "--jobs", &o->jobs, 1, 64, "kernels built in parallel");
+  return [o] {
+    resolve_target(o->target);
+    frontend::Graph graph =
+        value_or_exit(frontend::import_onnx(o->model, import_options(o->input_shapes)));
+    std::unique_ptr<store::RecordStore> db;
+    if (!o->db.empty()) db = value_or_exit(store::RecordStore::open(o->db, /*read_only=*/true));
+    compiler::CompileOptions options;
+    options.target = o->target;
+    options.store = db.get();
+    options.jobs = o->jobs;
+    compiler::CompileReport report;
+    ModelArtifact model = value_or_exit(compiler::compile_model(graph, options, &report));
+    ok_or_exit(write_model_file(model, o->output));
+    int tasks = static_cast<int>(report.tasks.size());
+    std::printf("%s: %d kernels (%d nodes fused), %d tasks: %d tuned, %d untuned; built in %.1f s\n",
+                o->model.c_str(), report.kernels, report.fused_nodes, tasks,
+                tasks - report.untuned_tasks, report.untuned_tasks, report.build_seconds);
+    for (const compiler::CompiledTask& t : report.tasks) {
+      std::printf("  %-7s %-26s x%-2d %s %s\n", t.tuned ? "tuned" : "untuned",
+                  t.template_name.c_str(), t.count, t.workload.c_str(), t.config.c_str());
+    }
+    if (report.untuned_tasks > 0) {
+      std::printf("note: %d of %d tasks untuned: AutoTVM's fallback configs used%s\n",
+                  report.untuned_tasks, tasks,
+                  o->db.empty() ? " (no --db given)" : " (no record in the store for them)");
+    }
+    std::printf("wrote %s (target %s, %.1f MB)\n", o->output.c_str(), model.target.c_str(),
+                (model.shared_object.size() + model.constants.size() * 4.0) / 1e6);
     return 0;
   };
 }

@@ -87,6 +87,7 @@ int max_n_parallel();
 // Subcommands: each registers itself on `app` and returns the function that runs it.
 using Command = std::function<int()>;
 Command add_space_command(CLI::App& app);
+Command add_compile_command(CLI::App& app);
 Command add_show_command(CLI::App& app);
 Command add_measure_command(CLI::App& app);
 Command add_tune_command(CLI::App& app);
@@ -95,5 +96,7 @@ Command add_export_command(CLI::App& app);
 Command add_import_command(CLI::App& app);
 Command add_templates_command(CLI::App& app);
 Command add_tasks_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
 
 }  // namespace kiln::cli

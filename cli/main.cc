@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   add(add_export_command);
   add(add_import_command);
   add(add_tasks_command);
+  add(add_compile_command);
+  add(add_run_command);
+  add(add_bench_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,12 +14,11 @@ enum class StatusCode {
   kOk = 0,
   kInvalidArgument,  // bad user input: a workload, a config index, a file's contents
   kInstantiation,    // a config that the template cannot realize (AutoTVM's InstantiationError)
-  kUnimplemented,    // valid input using something kiln does not support (an ONNX operator, a
-                     // dtype, a dynamic shape): a limitation, not a mistake in the input
   kCompile,          // LLVM or the linker failed
   kRuntime,          // loading or running an artifact failed
   kIo,               // a file or process operation failed
   kInternal,         // a bug in kiln
+  kUnimplemented,    // valid input that kiln does not handle (yet): an operator variant, a feature
 };
 
 class [[nodiscard]] Status {
@@ -48,14 +47,14 @@ inline Status InvalidArgument(std::string m) {
 inline Status InstantiationError(std::string m) {
   return Status::Error(StatusCode::kInstantiation, std::move(m));
 }
-inline Status Unimplemented(std::string m) {
-  return Status::Error(StatusCode::kUnimplemented, std::move(m));
-}
 inline Status CompileError(std::string m) {
   return Status::Error(StatusCode::kCompile, std::move(m));
 }
 inline Status RuntimeError(std::string m) {
   return Status::Error(StatusCode::kRuntime, std::move(m));
+}
+inline Status UnimplementedError(std::string m) {
+  return Status::Error(StatusCode::kUnimplemented, std::move(m));
 }
 inline Status IoError(std::string m) { return Status::Error(StatusCode::kIo, std::move(m)); }
 inline Status InternalError(std::string m) {

@@ -26,7 +26,7 @@ namespace kiln::compiler {
 
 struct CompileOptions {
   std::string target = "llvm";              // as `--target` takes it
-  const store::RecordStore* store = nullptr;  // best records; null: fallback configs only
+  store::RecordStore* store = nullptr;  // best records; null: fallback configs only
   int jobs = 2;                             // kernels built in parallel
 };
 

@@ -3,20 +3,70 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+
 namespace kiln::ir {
 
+namespace {
+
+// Calls a function on every expression it reaches, pre-order.
+class ExprCallback : public IRVisitor {
+ public:
+  explicit ExprCallback(const std::function<void(const Expr&)>& f) : f_(f) {}
+  void visit(const Expr& expr) override {
+    if (!expr.defined()) return;
+    f_(expr);
+    IRVisitor::visit(expr);
+  }
+  using IRVisitor::visit;
+
+ private:
+  const std::function<void(const Expr&)>& f_;
+};
+
+// Looks for one variable, and stops descending once it is found.
+class FindVar : public IRVisitor {
+ public:
+  explicit FindVar(const ExprNode* v) : v_(v) {}
+  bool found = false;
+  void visit(const Expr& expr) override {
+    if (found || !expr.defined()) return;
+    if (expr.get() == v_) {
+      found = true;
+      return;
+    }
+    IRVisitor::visit(expr);
+  }
+  using IRVisitor::visit;
+
+ private:
+  const ExprNode* v_;
+};
+
+// Replaces one variable by an expression (the mutator folds what the replacement makes constant).
+class SubstituteVar : public IRMutator {
+ public:
+  SubstituteVar(const ExprNode* v, const Expr& value) : v_(v), value_(value) {}
+
+ protected:
+  Expr mutate_var(const Expr& expr) override { return expr.get() == v_ ? value_ : expr; }
+
+ private:
+  const ExprNode* v_;
+  const Expr& value_;
+};
+
+}  // namespace
+
 void visit_exprs(const Expr& expr, const std::function<void(const Expr&)>& f) {
-  if (!expr.defined()) return;
-  f(expr);
-  visit_exprs(expr->a, f);
-  visit_exprs(expr->b, f);
-  visit_exprs(expr->c, f);
+  ExprCallback(f).visit(expr);
 }
 
 bool uses_var(const Expr& expr, const ExprNode* v) {
-  if (!expr.defined()) return false;
-  if (expr.get() == v) return true;
-  return uses_var(expr->a, v) || uses_var(expr->b, v) || uses_var(expr->c, v);
+  FindVar finder(v);
+  finder.visit(expr);
+  return finder.found;
 }
 
 std::optional<int64_t> linear_coefficient(const Expr& expr, const ExprNode* v) {
@@ -48,29 +98,13 @@ std::optional<int64_t> linear_coefficient(const Expr& expr, const ExprNode* v) {
 }
 
 Expr substitute(const Expr& expr, const ExprNode* v, const Expr& value) {
-  if (!expr.defined()) return expr;
-  if (expr.get() == v) return value;
-  if (!uses_var(expr, v)) return expr;
-  switch (expr->kind) {
-    case ExprKind::kNot:
-      return !substitute(expr->a, v, value);
-    case ExprKind::kSelect:
-      return select(substitute(expr->a, v, value), substitute(expr->b, v, value),
-                    substitute(expr->c, v, value));
-    case ExprKind::kLoad:
-      return expr->buffer.load_flat(substitute(expr->a, v, value));
-    case ExprKind::kCall: {
-      std::vector<Expr> args = {substitute(expr->a, v, value)};
-      if (expr->b.defined()) args.push_back(substitute(expr->b, v, value));
-      return call(expr->call_op, std::move(args));
-    }
-    default:
-      return make_binary(expr->kind, substitute(expr->a, v, value), substitute(expr->b, v, value));
-  }
+  return SubstituteVar(v, value).mutate(expr);
 }
 
 namespace {
 
+// Float operations of one evaluation of an expression: arithmetic, min/max and math calls (each
+// call counts as one operation, as TVM counts an intrinsic). Integer index arithmetic is free.
 int64_t float_ops(const Expr& e) {
   int64_t n = 0;
   visit_exprs(e, [&](const Expr& x) {
@@ -81,6 +115,7 @@ int64_t float_ops(const Expr& e) {
       case ExprKind::kDiv:
       case ExprKind::kMin:
       case ExprKind::kMax:
+      case ExprKind::kCall:
         if (x->dtype == DType::kFloat32) ++n;
         break;
       default:
@@ -90,36 +125,40 @@ int64_t float_ops(const Expr& e) {
   return n;
 }
 
-void walk_stmts(const Stmt& s, const std::function<void(const Stmt&)>& f) {
-  if (!s.defined()) return;
-  f(s);
-  switch (s->kind) {
-    case StmtKind::kFor:
-    case StmtKind::kAllocate:
-      walk_stmts(s->body, f);
-      break;
-    case StmtKind::kSeq:
-      for (const Stmt& c : s->seq) walk_stmts(c, f);
-      break;
-    case StmtKind::kIf:
-      walk_stmts(s->then_case, f);
-      walk_stmts(s->else_case, f);
-      break;
-    case StmtKind::kStore:
-      break;
-  }
-}
+// Collects, in one walk, the variables a statement binds and the variables and buffers it uses,
+// each in order of first use.
+class UseCollector : public IRVisitor {
+ public:
+  std::set<const ExprNode*> bound;
+  std::vector<const ExprNode*> vars;
+  std::set<const BufferNode*> allocated;
+  std::vector<const BufferNode*> stored, loaded;
 
-void stmt_exprs(const Stmt& s, const std::function<void(const Expr&)>& f) {
-  walk_stmts(s, [&](const Stmt& x) {
-    if (x->kind == StmtKind::kStore) {
-      visit_exprs(x->index, f);
-      visit_exprs(x->value, f);
-    } else if (x->kind == StmtKind::kIf) {
-      visit_exprs(x->condition, f);
-    }
-  });
-}
+ protected:
+  void visit_var(const Expr& expr) override { add(vars, expr.get()); }
+  void visit_load(const Expr& expr) override {
+    add(loaded, expr->buffer.get());
+    IRVisitor::visit_load(expr);
+  }
+  void visit_for(const Stmt& stmt) override {
+    bound.insert(stmt->loop_var.get());
+    IRVisitor::visit_for(stmt);
+  }
+  void visit_store(const Stmt& stmt) override {
+    add(stored, stmt->buffer.get());
+    IRVisitor::visit_store(stmt);
+  }
+  void visit_allocate(const Stmt& stmt) override {
+    allocated.insert(stmt->buffer.get());
+    IRVisitor::visit_allocate(stmt);
+  }
+
+ private:
+  template <typename T>
+  static void add(std::vector<const T*>& list, const T* x) {
+    if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
+  }
+};
 
 }  // namespace
 
@@ -144,36 +183,28 @@ int64_t count_flops(const Stmt& stmt) {
 }
 
 std::vector<const ExprNode*> free_vars(const Stmt& stmt) {
-  std::set<const ExprNode*> bound;
-  walk_stmts(stmt, [&](const Stmt& s) {
-    if (s->kind == StmtKind::kFor) bound.insert(s->loop_var.get());
-  });
+  UseCollector uses;
+  uses.visit(stmt);
+  // A variable is bound if any loop of `stmt` binds it, wherever the use is.
   std::vector<const ExprNode*> out;
-  stmt_exprs(stmt, [&](const Expr& e) {
-    if (e->kind == ExprKind::kVar && !bound.count(e.get()) &&
-        std::find(out.begin(), out.end(), e.get()) == out.end()) {
-      out.push_back(e.get());
-    }
-  });
+  for (const ExprNode* v : uses.vars) {
+    if (!uses.bound.count(v)) out.push_back(v);
+  }
   return out;
 }
 
 std::vector<const BufferNode*> used_buffers(const Stmt& stmt) {
-  std::set<const BufferNode*> allocated;
+  UseCollector uses;
+  uses.visit(stmt);
+  // Stored buffers first, then those only loaded from.
   std::vector<const BufferNode*> out;
-  auto add = [&](const BufferNode* b) {
-    if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
-  };
-  walk_stmts(stmt, [&](const Stmt& s) {
-    if (s->kind == StmtKind::kAllocate) allocated.insert(s->buffer.get());
-    if (s->kind == StmtKind::kStore) add(s->buffer.get());
-  });
-  stmt_exprs(stmt, [&](const Expr& e) {
-    if (e->kind == ExprKind::kLoad) add(e->buffer.get());
-  });
-  out.erase(std::remove_if(out.begin(), out.end(),
-                           [&](const BufferNode* b) { return allocated.count(b) > 0; }),
-            out.end());
+  for (const auto* list : {&uses.stored, &uses.loaded}) {
+    for (const BufferNode* b : *list) {
+      if (!uses.allocated.count(b) && std::find(out.begin(), out.end(), b) == out.end()) {
+        out.push_back(b);
+      }
+    }
+  }
   return out;
 }
 

@@ -21,7 +21,7 @@ std::optional<int64_t> linear_coefficient(const Expr& expr, const ExprNode* v);
 Expr substitute(const Expr& expr, const ExprNode* v, const Expr& value);
 
 // Floating-point operations executed by `stmt`: for every store, the float arithmetic in its
-// value times the trip count of its enclosing loops. Guards (If) are assumed taken, so this is
+// value (+ - * / min max, and one per math call) times the trip count of its enclosing loops. Guards (If) are assumed taken, so this is
 // an upper bound for bodies with tail guards.
 int64_t count_flops(const Stmt& stmt);
 

@@ -316,8 +316,9 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
   int64_t lanes = std::clamp<int64_t>(target.simd_lanes, 1, kMaxSimdLanes);
   Expr ohi = ir::var("ohi"), v = ir::var("v");
   auto copy = [&](const Expr& col) {
-    Expr out_index = output.flat_index({tile.n, oc0 + v, oh_chunk0 + ohi, col});
-    return ir::StoreFlat(output, out_index, row.load_flat(row_index(ohi, col, v)));
+    // Per-dimension indices: a fused epilogue (compiler/) reads the output channel from them.
+    return ir::Store(output, {tile.n, oc0 + v, oh_chunk0 + ohi, col},
+                     row.load_flat(row_index(ohi, col, v)));
   };
   std::vector<Stmt> columns;
   if (g.q / lanes > 0) {

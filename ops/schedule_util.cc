@@ -96,8 +96,12 @@ Stmt substitute(const Stmt& stmt, const ir::ExprNode* v, const Expr& value) {
   if (!stmt.defined()) return stmt;
   auto sub = [&](const Expr& e) { return e.defined() ? ir::substitute(e, v, value) : e; };
   switch (stmt->kind) {
-    case StmtKind::kStore:
-      return ir::StoreFlat(stmt->buffer, sub(stmt->index), sub(stmt->value));
+    case StmtKind::kStore: {
+      if (stmt->indices.empty()) return ir::StoreFlat(stmt->buffer, sub(stmt->index), sub(stmt->value));
+      std::vector<Expr> indices;
+      for (const Expr& i : stmt->indices) indices.push_back(sub(i));
+      return ir::Store(stmt->buffer, indices, sub(stmt->value));
+    }
     case StmtKind::kSeq: {
       std::vector<Stmt> seq;
       for (const Stmt& s : stmt->seq) seq.push_back(substitute(s, v, value));

@@ -4,7 +4,7 @@
 // intermediates share one arena, planned once at load by liveness over the steps (a value's
 // bytes are reused once its last reader has run); views resolve to the storage of the value
 // they view. Steps run in order on a thread pool of `threads` threads (the kernels' parallel
-// loops split across it).
+// loops split across it). An executor is used from one thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -29,9 +29,13 @@ struct TensorInfo {
 
 class GraphExecutor {
  public:
-  // Checks the CPU features, loads the shared object, resolves every step's symbol and plans
-  // memory. Errors name the artifact (its label) and the problem.
-  static Result<std::unique_ptr<GraphExecutor>> create(ModelArtifact model, int threads = 1);
+  // Validates the model (validate_model), checks the CPU features, loads the shared object,
+  // resolves every step's symbol and plans memory. Errors name the artifact (`label`, e.g. its
+  // file name) and the problem: kInvalidArgument for an inconsistent model, a missing CPU
+  // feature, a foreign target or an output no step writes; kRuntime for a shared object the
+  // loader rejects or a step symbol it does not export.
+  static Result<std::unique_ptr<GraphExecutor>> create(ModelArtifact model, int threads = 1,
+                                                       std::string label = "model");
   ~GraphExecutor();
 
   int num_inputs() const;
@@ -42,8 +46,11 @@ class GraphExecutor {
   // Copies `data` into input `name`; kInvalidArgument for an unknown name or a size that is
   // not the input's element count.
   Status set_input(const std::string& name, std::span<const float> data);
+  // Runs every step in order, each with its buffers, on this executor's thread pool.
   void run();
-  std::span<const float> get_output(int i) const;  // valid until the next run()
+  // Output i's elements (the storage of the value it views, if it is a view); valid until the
+  // next run() or until the executor is destroyed.
+  std::span<const float> get_output(int i) const;
 
   void set_threads(int threads);
   int threads() const;
@@ -51,6 +58,9 @@ class GraphExecutor {
   int64_t arena_bytes() const;
   int64_t unplanned_bytes() const;
   const ModelArtifact& model() const;
+  // The intermediates' storage (arena_bytes() / 4 floats), for tests and debugging: its contents
+  // before a run() must not change what run() computes.
+  std::span<float> arena();
 
  private:
   GraphExecutor();

@@ -10,9 +10,11 @@
 //   "KILNMODL"  u32 format_version  u64 header_len  header (JSON text)
 //   u64 so_len  so bytes  u64 constants_len (bytes)  constants (float32)
 //   32 bytes: SHA-256 of everything before it
-// Parsing checks the magic, the version, every length against the file size, the checksum,
-// and the header's consistency (value ids in range, constants inside the blob, shapes
-// positive); each failure is kInvalidArgument naming the file and what is wrong.
+// Parsing checks the magic, the version, every length against the file size, the checksum
+// (before it reads the header), and the header's consistency (validate_model); each failure is
+// kInvalidArgument naming the file and what is wrong. The header is a JSON object with the
+// fields of ModelArtifact; a value's kind is spelled "input", "output", "constant",
+// "intermediate" or "view".
 #pragma once
 
 #include <cstdint>
@@ -51,7 +53,7 @@ struct ModelStep {
 
 struct ModelArtifact {
   std::string kiln_version;
-  std::string target;                  // the target string it was compiled for
+  std::string target;                     // the target string it was compiled for
   std::vector<std::string> cpu_features;  // x86 features the code needs ("avx512f", "fma", ...)
   std::vector<ModelValue> values;
   std::vector<int> inputs;   // value ids of the graph inputs, in graph order
@@ -61,6 +63,13 @@ struct ModelArtifact {
   std::vector<float> constants;  // the constants blob
 };
 
+// The header's consistency, as parse_model checks it (the executor checks it again, for models
+// assembled in memory): value ids in range (inputs, outputs, step buffers, views), shapes
+// positive, constants inside the blob, views of another value with the same element count and
+// no view cycles, graph inputs exactly the values of kind kInput, with distinct names.
+// kInvalidArgument prefixed with `label`.
+Status validate_model(const ModelArtifact& model, const std::string& label);
+
 std::string serialize_model(const ModelArtifact& model);
 // `label` (the file name) prefixes every error message.
 Result<ModelArtifact> parse_model(std::string_view bytes, const std::string& label);
@@ -68,7 +77,12 @@ Status write_model_file(const ModelArtifact& model, const std::string& path);  /
 Result<ModelArtifact> read_model_file(const std::string& path);  // kIo unreadable, else parse
 
 // Whether this machine can run code compiled for `features` (x86 feature names as LLVM spells
-// them); the error names the first missing feature and the artifact's target.
+// them); the error names the first missing feature and the artifact's target. kInvalidArgument
+// also for a feature name this kiln cannot check (not in checkable_cpu_features()) and for a
+// target whose -mtriple is not x86_64 (a foreign target).
 Status check_cpu_features(const std::vector<std::string>& features, const std::string& target);
+// The feature names check_cpu_features knows, so that the compiler records only those (LLVM's
+// feature strings also hold names like "cx16" that the CPU-detection builtins cannot test).
+const std::vector<std::string>& checkable_cpu_features();
 
 }  // namespace kiln

@@ -1,0 +1,256 @@
+// kiln run / kiln bench: execute a compiled model (`kiln compile`) with the GraphExecutor.
+//
+// Tensors travel as raw little-endian float32 files (as numpy's tofile writes them). `run`
+// prints each output's shape and checksums and can write the outputs; `bench` times whole
+// model runs.
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "cli/common.h"
+#include "runtime/graph_executor.h"
+#include "runtime/thread_pool.h"
+
+namespace kiln::cli {
+
+namespace {
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  if (shape.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+std::string InputNames(const GraphExecutor& exec) {
+  std::string names;
+  for (int i = 0; i < exec.num_inputs(); ++i) {
+    names += (i ? ", " : "") + exec.input_info(i).name + " (" +
+             ShapeText(exec.input_info(i).shape) + ")";
+  }
+  return names.empty() ? "none" : names;
+}
+
+// Loads and validates the model; every failure names the file (exit 2, or 74 if unreadable).
+std::unique_ptr<GraphExecutor> LoadModel(const std::string& path, int threads) {
+  ModelArtifact model = value_or_exit(read_model_file(path));
+  return value_or_exit(GraphExecutor::create(std::move(model), threads, path));
+}
+
+// Reads `path` as exactly `count` float32; CommandError naming the file otherwise.
+std::vector<float> ReadFloats(const std::string& path, int64_t count, const std::string& input) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);  // fails for a directory too
+  if (ec) {
+    throw CommandError{"--input " + input + ": cannot read '" + path + "': " + ec.message(),
+                       kIoError};
+  }
+  const int64_t expected = count * static_cast<int64_t>(sizeof(float));
+  if (size != static_cast<uintmax_t>(expected)) {
+    throw CommandError{"--input " + input + ": '" + path + "' has " + std::to_string(size) +
+                       " bytes, expected " + std::to_string(expected) + " (" +
+                       std::to_string(count) + " float32)"};
+  }
+  std::vector<float> data(count);
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(data.data()), expected);
+  if (!in) throw CommandError{"--input " + input + ": reading '" + path + "' failed", kIoError};
+  return data;
+}
+
+// --input NAME=FILE (or FILE alone for a model with one input), each input at most once.
+std::map<std::string, std::vector<float>> ReadInputs(const GraphExecutor& exec,
+                                                     const std::vector<std::string>& specs) {
+  std::map<std::string, std::vector<float>> inputs;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    std::string name, path;
+    if (eq == std::string::npos) {
+      if (exec.num_inputs() != 1) {
+        throw CommandError{"--input '" + spec + "': give NAME=FILE; the model's inputs are " +
+                           InputNames(exec)};
+      }
+      name = exec.input_info(0).name;
+      path = spec;
+    } else {
+      name = spec.substr(0, eq);
+      path = spec.substr(eq + 1);
+    }
+    int index = -1;
+    for (int i = 0; i < exec.num_inputs(); ++i) {
+      if (exec.input_info(i).name == name) index = i;
+    }
+    if (index < 0) {
+      throw CommandError{"--input: the model has no input '" + name + "'; its inputs are " +
+                         InputNames(exec)};
+    }
+    if (inputs.count(name)) throw CommandError{"--input: '" + name + "' is given more than once"};
+    inputs[name] = ReadFloats(path, exec.input_info(index).num_elements(), name);
+  }
+  return inputs;
+}
+
+// A fixed pseudo-random pattern in [-1, 1) (a 64-bit LCG), the same on every run and machine.
+std::vector<float> PatternInput(int64_t count, uint64_t seed) {
+  std::vector<float> data(count);
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (float& v : data) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    v = static_cast<float>(static_cast<double>(state >> 40) / static_cast<double>(1 << 23) - 1.0);
+  }
+  return data;
+}
+
+void WriteFloats(const std::string& path, std::span<const float> data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(data.data()),
+            static_cast<std::streamsize>(data.size() * sizeof(float)));
+  out.close();
+  if (!out) {
+    throw CommandError{"--output: cannot write '" + path + "': " + std::strerror(errno), kIoError};
+  }
+}
+
+// Where output `name` goes when a model has several: "out.bin" -> "out.NAME.bin", with any
+// character of the name that is unsafe in a file name replaced by '_'.
+std::string OutputPath(const std::string& base, const std::string& name) {
+  std::string safe = name;
+  for (char& c : safe) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  const size_t slash = base.find_last_of('/');
+  const size_t dot = base.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return base + "." + safe;
+  }
+  return base.substr(0, dot) + "." + safe + base.substr(dot);
+}
+
+void PrintOutput(int i, const TensorInfo& info, std::span<const float> data) {
+  double sum = 0, abs_sum = 0;
+  for (float v : data) {
+    sum += v;
+    abs_sum += std::fabs(v);
+  }
+  std::printf("output %d '%s' shape %s: sum %.6g  sum|x| %.6g  first", i, info.name.c_str(),
+              ShapeText(info.shape).c_str(), sum, abs_sum);
+  for (size_t k = 0; k < std::min<size_t>(5, data.size()); ++k) std::printf(" %.6g", data[k]);
+  std::printf("\n");
+}
+
+struct RunOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string output;
+  int threads = default_num_threads();
+  int repeat = 50;
+  int warmup = 5;
+};
+
+void AddCommonOptions(CLI::App* cmd, RunOptions* o) {
+  cmd->add_option("model", o->model, "the compiled model (kiln compile -o model.kiln)")->required();
+  add_bounded(cmd, "--threads", &o->threads, 1, 1024,
+              "threads running the kernels (default: KILN_NUM_THREADS, else the cores)");
+}
+
+int RunModel(const RunOptions& o) {
+  auto exec = LoadModel(o.model, o.threads);
+  auto inputs = ReadInputs(*exec, o.inputs);
+  for (int i = 0; i < exec->num_inputs(); ++i) {
+    const std::string& name = exec->input_info(i).name;
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      throw CommandError{"input '" + name + "' is not given (--input " + name +
+                         "=FILE); the model's inputs are " + InputNames(*exec)};
+    }
+    ok_or_exit(exec->set_input(name, it->second));
+  }
+  exec->run();
+  for (int i = 0; i < exec->num_outputs(); ++i) {
+    PrintOutput(i, exec->output_info(i), exec->get_output(i));
+  }
+  if (!o.output.empty()) {
+    for (int i = 0; i < exec->num_outputs(); ++i) {
+      const std::string path =
+          exec->num_outputs() == 1 ? o.output : OutputPath(o.output, exec->output_info(i).name);
+      WriteFloats(path, exec->get_output(i));
+      std::printf("wrote output %d '%s' to %s\n", i, exec->output_info(i).name.c_str(),
+                  path.c_str());
+    }
+  }
+  return 0;
+}
+
+int BenchModel(const RunOptions& o) {
+  auto exec = LoadModel(o.model, o.threads);
+  auto inputs = ReadInputs(*exec, o.inputs);
+  for (int i = 0; i < exec->num_inputs(); ++i) {
+    const TensorInfo& info = exec->input_info(i);
+    auto it = inputs.find(info.name);
+    ok_or_exit(exec->set_input(
+        info.name, it != inputs.end() ? it->second : PatternInput(info.num_elements(), i)));
+  }
+  for (int r = 0; r < o.warmup; ++r) exec->run();
+  std::vector<double> ms;
+  for (int r = 0; r < o.repeat; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    exec->run();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  double mean = 0;
+  for (double t : ms) mean += t;
+  mean /= ms.size();
+  double var = 0;
+  for (double t : ms) var += (t - mean) * (t - mean);
+  const double std_dev = ms.size() > 1 ? std::sqrt(var / (ms.size() - 1)) : 0.0;
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t mid = sorted.size() / 2;
+  const double median = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  std::printf("%s: %zu steps, %d threads, %d runs after %d warm-up\n", o.model.c_str(),
+              exec->model().steps.size(), exec->threads(), o.repeat, o.warmup);
+  std::printf("mean %.4f ms  median %.4f ms  std %.4f ms  min %.4f ms\n", mean, median, std_dev,
+              sorted.front());
+  std::printf("arena %lld bytes (without reuse %lld bytes)\n",
+              static_cast<long long>(exec->arena_bytes()),
+              static_cast<long long>(exec->unplanned_bytes()));
+  return 0;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "run a compiled model once: print each output's shape and checksums");
+  AddCommonOptions(cmd, o.get());
+  cmd->add_option("--input,-i", o->inputs,
+                  "NAME=FILE: raw little-endian float32 for input NAME (FILE alone if the model "
+                  "has one input); repeat for each input");
+  cmd->add_option("--output,-o", o->output,
+                  "write the output as raw float32 to this file; a model with several outputs "
+                  "writes each to FILE with its name before the extension (out.NAME.bin)");
+  return [o] { return RunModel(*o); };
+}
+
+Command add_bench_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "time a compiled model: mean, median, std and min of whole-model runs in ms");
+  AddCommonOptions(cmd, o.get());
+  cmd->add_option("--input,-i", o->inputs,
+                  "NAME=FILE as for `kiln run`; inputs not given get a fixed pseudo-random "
+                  "pattern in [-1, 1)");
+  add_bounded(cmd, "--repeat", &o->repeat, 1, 1000000, "timed runs");
+  add_bounded(cmd, "--warmup", &o->warmup, 0, 1000000, "untimed runs before them");
+  return [o] { return BenchModel(*o); };
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,752 @@
+#include "compiler/compile_model.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "builder/codegen_llvm.h"
+#include "builder/linker.h"
+#include "builder/target.h"
+#include "common/check.h"
+#include "compiler/batch_norm_folding.h"
+#include "compiler/elementwise.h"
+#include "compiler/fuse_epilogue.h"
+#include "compiler/layout_programs.h"
+#include "compiler/op_lowering.h"
+#include "compiler/stage_access.h"
+#include "frontend/supported_ops.h"
+#include "frontend/workload_mapping.h"
+#include "ops/registry.h"
+#include "runtime/artifact.h"
+#include "runtime/thread_pool.h"
+#include "store/record_store.h"
+
+#ifndef KILN_VERSION
+#define KILN_VERSION "0.1.0"
+#endif
+
+namespace kiln::compiler {
+
+namespace {
+
+using frontend::Graph;
+using frontend::Node;
+
+int64_t product(const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) p *= d;
+  return p;
+}
+
+// Buffer shapes of the IR: a scalar is one element.
+std::vector<int64_t> buffer_shape(const std::vector<int64_t>& shape) {
+  return shape.empty() ? std::vector<int64_t>{1} : shape;
+}
+
+// `out_idx` (coordinates in a tensor of rank out_idx.size()) mapped to a tensor of `shape` that
+// broadcasts to it, numpy style (right-aligned, size-1 dimensions read index 0).
+std::vector<ir::Expr> broadcast_index(const std::vector<ir::Expr>& out_idx,
+                                      const std::vector<int64_t>& shape) {
+  if (shape.empty()) return {ir::Expr(int64_t{0})};
+  std::vector<ir::Expr> idx;
+  int64_t offset = static_cast<int64_t>(out_idx.size()) - static_cast<int64_t>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t o = offset + static_cast<int64_t>(d);
+    idx.push_back(shape[d] == 1 || o < 0 ? ir::Expr(int64_t{0}) : out_idx[o]);
+  }
+  return idx;
+}
+
+std::string symbol_safe(const std::string& text) {
+  std::string out;
+  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return out;
+}
+
+// The x86 features a model's code may need, as runtime/model_artifact.h checks them.
+std::vector<std::string> required_features(const Target& target) {
+  static const char* kKnown[] = {"sse4.2",   "avx",      "avx2",       "fma",
+                                 "f16c",     "bmi2",     "avx512f",    "avx512dq",
+                                 "avx512cd", "avx512bw", "avx512vl",   "avx512vnni",
+                                 "avx512bf16"};
+  std::vector<std::string> out;
+  for (const char* f : kKnown) {
+    if (target.has_feature(f)) out.push_back(f);
+  }
+  return out;
+}
+
+std::string config_text(const ConfigEntity& config) {
+  std::string out = "[";
+  for (size_t i = 0; i < config.entities().size(); ++i) {
+    if (i) out += ", ";
+    out += config.entities()[i].first + "=" + entity_payload(config.entities()[i].second).dump();
+  }
+  return out + "]";
+}
+
+// One kernel of the model: a program and the model value behind each of its buffers.
+struct Kernel {
+  ir::Program program;
+  std::vector<int> values;
+  std::string label;
+};
+
+// Collects the extra tensors an epilogue reads as buffers of the kernel it is fused into.
+class EpilogueInputs {
+ public:
+  explicit EpilogueInputs(const Graph& graph) : graph_(graph) {}
+  ir::Expr load(const std::string& tensor, const std::vector<ir::Expr>& idx) {
+    auto it = buffers_.find(tensor);
+    if (it == buffers_.end()) {
+      ir::Buffer buffer("epi_" + symbol_safe(tensor), buffer_shape(graph_.tensor(tensor).shape),
+                        ir::BufferScope::kArgument);
+      it = buffers_.emplace(tensor, buffer).first;
+      order_.push_back(tensor);
+    }
+    return it->second.load(idx);
+  }
+  const std::vector<std::string>& tensors() const { return order_; }
+  const ir::Buffer& buffer(const std::string& tensor) const { return buffers_.at(tensor); }
+
+ private:
+  const Graph& graph_;
+  std::map<std::string, ir::Buffer> buffers_;
+  std::vector<std::string> order_;
+};
+
+class ModelCompiler {
+ public:
+  ModelCompiler(Graph graph, Target target, const CompileOptions& options)
+      : graph_(std::move(graph)), target_(std::move(target)), options_(options) {
+    target_info_.simd_lanes = target_.simd_lanes();
+  }
+
+  Result<ModelArtifact> compile(CompileReport* report);
+
+ private:
+  // --- Values.
+  Result<int> value_of(const std::string& tensor);
+  int add_value(const std::string& name, const std::vector<int64_t>& shape, ModelValueKind kind);
+  int add_constant(const std::string& name, const std::vector<int64_t>& shape,
+                   std::vector<float> data);
+  int produced_value(const std::string& tensor);
+  int root(int value) const;
+
+  // --- Partitioning and lowering.
+  Status emit_node(size_t index);
+  Status emit_view(const Node& node);
+  Status emit_tunable(const Node& node, const ops::Workload& workload);
+  Status emit_elementwise(size_t index);
+  Status emit_lowered(const Node& node);
+  Status emit_output_copies();
+  std::vector<const Node*> absorb_chain(const std::string& anchor,
+                                        const std::vector<int64_t>& shape);
+  Result<int> operand(const std::string& tensor, const std::vector<int64_t>& batch,
+                      bool transpose, const std::string& label);
+  void add_kernel(ir::Program program, std::vector<int> values, std::string label);
+  void mark_done(const Node& node);
+
+  struct Choice {
+    const ops::Template* tmpl = nullptr;
+    ops::Workload workload;
+    ConfigEntity config;
+  };
+  Result<Choice> choose_config(const ops::Workload& workload);
+
+  // --- Building.
+  Status build(ModelArtifact* model, CompileReport* report);
+
+  Graph graph_;
+  Target target_;
+  CompileOptions options_;
+  ops::TargetInfo target_info_;
+
+  std::vector<ModelValue> values_;
+  std::vector<std::vector<float>> data_;  // constants' data, by value id
+  std::map<std::string, int> tensor_value_;
+  std::set<std::string> graph_outputs_;
+  std::map<std::string, std::vector<size_t>> consumers_;
+  std::vector<bool> fused_;
+  std::set<std::string> done_;  // tensors computed before the next kernel runs
+  std::vector<Kernel> kernels_;
+  std::map<std::pair<std::string, std::string>, CompiledTask> tasks_;
+  int fused_nodes_ = 0;
+};
+
+int ModelCompiler::add_value(const std::string& name, const std::vector<int64_t>& shape,
+                             ModelValueKind kind) {
+  ModelValue v;
+  v.name = name;
+  v.shape = shape;
+  v.kind = kind;
+  values_.push_back(std::move(v));
+  data_.emplace_back();
+  return static_cast<int>(values_.size()) - 1;
+}
+
+int ModelCompiler::add_constant(const std::string& name, const std::vector<int64_t>& shape,
+                                std::vector<float> data) {
+  int id = add_value(name, shape, ModelValueKind::kConstant);
+  data_[id] = std::move(data);
+  return id;
+}
+
+int ModelCompiler::root(int value) const {
+  while (values_[value].kind == ModelValueKind::kView) value = values_[value].view_of;
+  return value;
+}
+
+Result<int> ModelCompiler::value_of(const std::string& tensor) {
+  auto it = tensor_value_.find(tensor);
+  if (it != tensor_value_.end()) return it->second;
+  const frontend::Tensor& t = graph_.tensor(tensor);
+  int id = -1;
+  if (t.is_constant) {
+    if (t.dtype != frontend::DType::kFloat32) {
+      return UnimplementedError(graph_.source + ": constant '" + tensor + "' of dtype " +
+                                frontend::dtype_name(t.dtype) +
+                                " is used as data; kiln computes in float32 only");
+    }
+    id = add_constant(tensor, t.shape, t.f32);
+  } else if (std::find(graph_.inputs.begin(), graph_.inputs.end(), tensor) !=
+             graph_.inputs.end()) {
+    if (t.dtype != frontend::DType::kFloat32) {
+      return UnimplementedError(graph_.source + ": input '" + tensor + "' of dtype " +
+                                frontend::dtype_name(t.dtype) +
+                                " is used as data; kiln computes in float32 only");
+    }
+    id = add_value(tensor, t.shape, ModelValueKind::kInput);
+  } else {
+    return InternalError("tensor '" + tensor + "' is read before any kernel computes it");
+  }
+  tensor_value_[tensor] = id;
+  return id;
+}
+
+int ModelCompiler::produced_value(const std::string& tensor) {
+  bool is_output = graph_outputs_.count(tensor) > 0;
+  int id = add_value(tensor, graph_.tensor(tensor).shape,
+                     is_output ? ModelValueKind::kOutput : ModelValueKind::kIntermediate);
+  tensor_value_[tensor] = id;
+  return id;
+}
+
+void ModelCompiler::add_kernel(ir::Program program, std::vector<int> values, std::string label) {
+  KILN_CHECK(values.size() == program.buffers.size())
+      << label << ": " << values.size() << " values for " << program.buffers.size() << " buffers";
+  kernels_.push_back({std::move(program), std::move(values), std::move(label)});
+}
+
+void ModelCompiler::mark_done(const Node& node) {
+  for (const std::string& out : node.outputs) {
+    if (!out.empty()) done_.insert(out);
+  }
+}
+
+std::vector<const Node*> ModelCompiler::absorb_chain(const std::string& anchor,
+                                                     const std::vector<int64_t>& shape) {
+  std::vector<const Node*> chain;
+  std::string current = anchor;
+  while (!graph_outputs_.count(current)) {
+    auto it = consumers_.find(current);
+    if (it == consumers_.end() || it->second.size() != 1) break;
+    size_t index = it->second[0];
+    const Node& next = graph_.nodes[index];
+    if (fused_[index] || !is_elementwise(next) || next.outputs.empty() ||
+        graph_.tensor(next.outputs[0]).shape != shape) {
+      break;
+    }
+    bool inputs_ready = true;
+    for (const std::string& in : next.inputs) {
+      if (in.empty() || in == current) continue;
+      if (!graph_.is_constant(in) && !done_.count(in)) inputs_ready = false;
+    }
+    if (!inputs_ready) break;
+    chain.push_back(&next);
+    fused_[index] = true;
+    ++fused_nodes_;
+    current = next.outputs[0];
+  }
+  return chain;
+}
+
+Result<ModelCompiler::Choice> ModelCompiler::choose_config(const ops::Workload& workload) {
+  std::vector<const ops::Template*> templates = ops::templates_for_op(workload.op);
+  if (templates.empty()) return InternalError("no template for operator " + workload.op);
+  Choice best;
+  double best_cost = 0;
+  for (const ops::Template* tmpl : templates) {
+    KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
+    if (!options_.store) continue;
+    KILN_ASSIGN_OR_RETURN(std::optional<store::Record> record,
+                          options_.store->best(target_.to_string(), std::string(tmpl->name()),
+                                               w.to_string()));
+    if (!record) continue;
+    Result<ConfigEntity> config = tmpl->space(w).from_json_entities(record->entities);
+    if (!config.ok()) continue;  // a record of another space version: not usable here
+    if (!best.tmpl || record->mean_cost() < best_cost) {
+      best = {tmpl, w, std::move(config).value()};
+      best_cost = record->mean_cost();
+    }
+  }
+  bool tuned = best.tmpl != nullptr;
+  if (!tuned) {
+    // TVM's strategy picks the implementation with the highest priority when nothing is tuned:
+    // dense_pack.x86 over dense_nopack.x86; the operator's only template otherwise.
+    const ops::Template* tmpl = templates.back();
+    for (const ops::Template* t : templates) {
+      if (t->name() == "dense_pack.x86") tmpl = t;
+    }
+    KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
+    ConfigSpace space = tmpl->space(w);
+    best = {tmpl, w, tmpl->fallback(w, space, target_info_)};
+  }
+  auto key = std::make_pair(std::string(best.tmpl->name()), best.workload.to_string());
+  CompiledTask& task = tasks_[key];
+  task.template_name = key.first;
+  task.workload = key.second;
+  task.count += 1;
+  task.tuned = tuned;
+  task.config = config_text(best.config);
+  return best;
+}
+
+// An operand of a matrix product in the [batch, rows, cols] layout a template takes: the tensor
+// itself when it already is, else a layout kernel (evaluated at compile time for constants).
+Result<int> ModelCompiler::operand(const std::string& tensor, const std::vector<int64_t>& batch,
+                                   bool transpose, const std::string& label) {
+  std::vector<int64_t> shape = graph_.tensor(tensor).shape;
+  if (shape.size() == 1) shape = transpose ? std::vector<int64_t>{shape[0], 1}
+                                           : std::vector<int64_t>{1, shape[0]};
+  std::vector<int64_t> own_batch(shape.begin(), shape.end() - 2);
+  while (own_batch.size() < batch.size()) own_batch.insert(own_batch.begin(), 1);
+  KILN_ASSIGN_OR_RETURN(int in, value_of(tensor));
+  if (!transpose && own_batch == batch) return in;
+  ir::Program program =
+      matmul_operand_program(shape, batch, transpose, "operand_" + symbol_safe(tensor));
+  int out = add_value(label + "/operand " + tensor, program.buffers[1]->shape,
+                      ModelValueKind::kIntermediate);
+  add_kernel(std::move(program), {in, out}, label + " (operand " + tensor + ")");
+  return out;
+}
+
+Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& workload) {
+  KILN_ASSIGN_OR_RETURN(Choice choice, choose_config(workload));
+  KILN_ASSIGN_OR_RETURN(ir::Program program,
+                        choice.tmpl->instantiate(choice.workload, choice.config, target_info_));
+  std::string label = node.describe() + " [" + std::string(choice.tmpl->name()) + "]";
+  const std::string& op = choice.workload.op;
+  bool gemm = node.op_type == "Gemm";
+  float alpha = gemm ? node.attr_float("alpha", 1.0f) : 1.0f;
+  float beta = gemm ? node.attr_float("beta", 1.0f) : 1.0f;
+  std::string c_tensor =
+      gemm && node.inputs.size() > 2 && beta != 0.0f ? node.inputs[2] : std::string();
+
+  std::vector<int> args;
+  bool c_is_bias = false;
+  if (op == "conv2d" || op == "depthwise_conv2d") {
+    KILN_ASSIGN_OR_RETURN(int x, value_of(node.inputs[0]));
+    KILN_ASSIGN_OR_RETURN(int w, value_of(node.inputs[1]));
+    int b = -1;
+    if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+      KILN_ASSIGN_OR_RETURN(b, value_of(node.inputs[2]));
+    } else {
+      int64_t k = graph_.tensor(node.inputs[1]).shape[0];
+      b = add_constant(node.outputs[0] + "/zero bias", {k}, std::vector<float>(k, 0.0f));
+    }
+    args = {x, w, b};
+  } else if (op == "dense") {
+    bool trans_a = gemm && node.attr_int("transA", 0);
+    bool trans_b = gemm && node.attr_int("transB", 0);
+    KILN_ASSIGN_OR_RETURN(int a, trans_a ? operand(node.inputs[0], {1}, true, label)
+                                         : value_of(node.inputs[0]));
+    // The template wants the weight as [N, K]: ONNX's [K, N] is transposed (at compile time).
+    KILN_ASSIGN_OR_RETURN(int w, operand(node.inputs[1], {1}, !trans_b, label));
+    args = {a, w};
+    if (choice.workload.params.at("bias")) {
+      int64_t n = choice.workload.params.at("N");
+      if (alpha == 1.0f && beta == 1.0f) {
+        KILN_ASSIGN_OR_RETURN(int b, value_of(c_tensor));
+        c_is_bias = true;
+        args.push_back(b);
+      } else {
+        args.push_back(
+            add_constant(node.outputs[0] + "/zero bias", {n}, std::vector<float>(n, 0.0f)));
+      }
+    }
+  } else if (op == "batch_matmul") {
+    bool trans_a = gemm && node.attr_int("transA", 0);
+    bool trans_b = gemm && node.attr_int("transB", 0);
+    std::vector<int64_t> out_shape = graph_.tensor(node.outputs[0]).shape;
+    std::vector<int64_t> batch(out_shape.begin(), out_shape.end() - std::min<size_t>(2, out_shape.size()));
+    if (batch.empty()) batch = {1};
+    KILN_ASSIGN_OR_RETURN(int a, operand(node.inputs[0], batch, trans_a, label));
+    KILN_ASSIGN_OR_RETURN(int b, operand(node.inputs[1], batch, !trans_b, label));
+    args = {a, b};
+  } else {
+    return InternalError("no argument mapping for tunable operator " + op);
+  }
+  if (static_cast<int>(args.size()) != program.num_inputs) {
+    return InternalError(label + ": " + std::to_string(args.size()) + " arguments for " +
+                         std::to_string(program.num_inputs) + " template inputs");
+  }
+
+  // The epilogue: Gemm's alpha and beta * C (when C is not the template's bias), then the
+  // elementwise chain that consumes the product alone.
+  const std::string& anchor = node.outputs[0];
+  const ir::Buffer out_buffer = program.buffers[program.num_inputs];
+  std::vector<int64_t> anchor_shape = graph_.tensor(anchor).shape;
+  std::vector<const Node*> chain;
+  if (buffer_shape(anchor_shape) == out_buffer->shape) chain = absorb_chain(anchor, anchor_shape);
+  bool pre = alpha != 1.0f || (!c_tensor.empty() && !c_is_bias);
+  std::string result = chain.empty() ? anchor : chain.back()->outputs[0];
+
+  EpilogueInputs extras(graph_);
+  ElementwiseGroup group{chain};
+  Status epilogue_status;
+  Epilogue epilogue = [&](const ir::Expr& v, const std::vector<ir::Expr>& idx) -> ir::Expr {
+    ir::Expr value = v;
+    if (alpha != 1.0f) value = value * ir::f32(alpha);
+    if (!c_tensor.empty() && !c_is_bias) {
+      ir::Expr c = extras.load(c_tensor, broadcast_index(idx, graph_.tensor(c_tensor).shape));
+      value = value + (beta == 1.0f ? c : c * ir::f32(beta));
+    }
+    if (chain.empty()) return value;
+    Result<ir::Expr> out = group_value(
+        graph_, group, idx, [&](const std::string& name, const std::vector<ir::Expr>& at) {
+          return name == anchor ? value : extras.load(name, at);
+        });
+    if (!out.ok()) {
+      epilogue_status = out.status();
+      return value;
+    }
+    return std::move(out).value();
+  };
+
+  if (!pre && chain.empty()) {
+    args.push_back(produced_value(anchor));
+  } else {
+    Result<ir::Program> fused = fuse_epilogue(program, out_buffer, epilogue);
+    KILN_RETURN_IF_ERROR(epilogue_status);
+    if (fused.ok()) {
+      program = std::move(fused).value();
+      // The epilogue's tensors become inputs of the kernel, ahead of its outputs.
+      for (const std::string& t : extras.tensors()) {
+        program.buffers.insert(program.buffers.begin() + program.num_inputs, extras.buffer(t));
+        ++program.num_inputs;
+        KILN_ASSIGN_OR_RETURN(int v, value_of(t));
+        args.push_back(v);
+      }
+      args.push_back(produced_value(result));
+      label += chain.empty() ? "" : " + " + std::to_string(chain.size()) + " fused";
+    } else {
+      // The kernel accumulates in its output: the epilogue runs as a kernel of its own.
+      int product_value = add_value(anchor + "/product", out_buffer->shape,
+                                    ModelValueKind::kIntermediate);
+      args.push_back(product_value);
+      ir::Buffer in("in", out_buffer->shape, ir::BufferScope::kArgument);
+      ir::Buffer out("out", out_buffer->shape, ir::BufferScope::kArgument);
+      ir::Program apply = pointwise_program(
+          out_buffer->shape, target_info_.simd_lanes, in, out,
+          [&](const std::vector<ir::Expr>& idx) { return epilogue(in.load(idx), idx); },
+          "epilogue_" + symbol_safe(anchor));
+      KILN_RETURN_IF_ERROR(epilogue_status);
+      std::vector<int> apply_values = {product_value};
+      for (const std::string& t : extras.tensors()) {
+        apply.buffers.insert(apply.buffers.begin() + apply.num_inputs, extras.buffer(t));
+        ++apply.num_inputs;
+        KILN_ASSIGN_OR_RETURN(int v, value_of(t));
+        apply_values.push_back(v);
+      }
+      // Workspace of the template stays with the template's kernel.
+      for (size_t i = program.num_inputs + program.num_outputs; i < program.buffers.size(); ++i) {
+        args.push_back(add_value(label + "/" + program.buffers[i]->name,
+                                 program.buffers[i]->shape, ModelValueKind::kIntermediate));
+      }
+      add_kernel(std::move(program), std::move(args), label);
+      apply_values.push_back(produced_value(result));
+      add_kernel(std::move(apply), std::move(apply_values), label + " epilogue");
+      done_.insert(anchor);
+      for (const Node* n : chain) mark_done(*n);
+      return Status::Ok();
+    }
+  }
+  for (size_t i = program.num_inputs + program.num_outputs; i < program.buffers.size(); ++i) {
+    args.push_back(add_value(label + "/" + program.buffers[i]->name, program.buffers[i]->shape,
+                             ModelValueKind::kIntermediate));
+  }
+  add_kernel(std::move(program), std::move(args), label);
+  done_.insert(anchor);
+  for (const Node* n : chain) mark_done(*n);
+  return Status::Ok();
+}
+
+Status ModelCompiler::emit_view(const Node& node) {
+  KILN_ASSIGN_OR_RETURN(int in, value_of(node.inputs[0]));
+  const std::string& out = node.outputs[0];
+  int id = add_value(out, graph_.tensor(out).shape, ModelValueKind::kView);
+  values_[id].view_of = root(in);
+  tensor_value_[out] = id;
+  done_.insert(out);
+  return Status::Ok();
+}
+
+Status ModelCompiler::emit_elementwise(size_t index) {
+  const Node& node = graph_.nodes[index];
+  fused_[index] = true;
+  mark_done(node);
+  std::vector<const Node*> nodes = {&node};
+  std::vector<const Node*> chain =
+      absorb_chain(node.outputs[0], graph_.tensor(node.outputs[0]).shape);
+  nodes.insert(nodes.end(), chain.begin(), chain.end());
+  ElementwiseGroup group{nodes};
+  KILN_ASSIGN_OR_RETURN(ir::Program program,
+                        lower_elementwise_group(graph_, group, target_info_));
+  std::vector<int> values;
+  for (const std::string& t : external_inputs(graph_, group)) {
+    KILN_ASSIGN_OR_RETURN(int v, value_of(t));
+    values.push_back(v);
+  }
+  values.push_back(produced_value(group.output()));
+  for (size_t i = values.size(); i < program.buffers.size(); ++i) {
+    values.push_back(add_value(node.describe() + "/" + program.buffers[i]->name,
+                               program.buffers[i]->shape, ModelValueKind::kIntermediate));
+  }
+  std::string label = node.describe();
+  if (!chain.empty()) label += " + " + std::to_string(chain.size()) + " fused";
+  for (const Node* n : chain) mark_done(*n);
+  add_kernel(std::move(program), std::move(values), label);
+  return Status::Ok();
+}
+
+Status ModelCompiler::emit_lowered(const Node& node) {
+  KILN_ASSIGN_OR_RETURN(ir::Program program, lower_node(graph_, node, target_info_));
+  std::vector<int> values;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i].empty() || frontend::is_parameter_input(node.op_type, i)) continue;
+    KILN_ASSIGN_OR_RETURN(int v, value_of(node.inputs[i]));
+    values.push_back(v);
+  }
+  if (static_cast<int>(values.size()) != program.num_inputs) {
+    return InternalError(node.describe() + ": kernel has " + std::to_string(program.num_inputs) +
+                         " inputs, the node " + std::to_string(values.size()) + " data inputs");
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i].empty() || frontend::is_parameter_output(node.op_type, i)) continue;
+    values.push_back(produced_value(node.outputs[i]));
+  }
+  if (static_cast<int>(values.size()) != program.num_inputs + program.num_outputs) {
+    return InternalError(node.describe() + ": kernel outputs do not match the node's");
+  }
+  for (size_t i = values.size(); i < program.buffers.size(); ++i) {
+    values.push_back(add_value(node.describe() + "/" + program.buffers[i]->name,
+                               program.buffers[i]->shape, ModelValueKind::kIntermediate));
+  }
+  add_kernel(std::move(program), std::move(values), node.describe());
+  mark_done(node);
+  return Status::Ok();
+}
+
+Status ModelCompiler::emit_node(size_t index) {
+  const Node& node = graph_.nodes[index];
+  if (is_view_op(node.op_type)) return emit_view(node);
+  Result<std::optional<ops::Workload>> workload = frontend::workload_of(graph_, node);
+  if (!workload.ok()) return UnimplementedError(workload.status().message());
+  if (*workload) return emit_tunable(node, **workload);
+  if (is_elementwise(node)) return emit_elementwise(index);
+  return emit_lowered(node);
+}
+
+// A graph output must own its storage (it outlives the run): one that is a view, an input or a
+// constant is copied into an output value.
+Status ModelCompiler::emit_output_copies() {
+  for (const std::string& name : graph_.outputs) {
+    KILN_ASSIGN_OR_RETURN(int v, value_of(name));
+    if (values_[v].kind == ModelValueKind::kOutput) continue;
+    int out = add_value(name, graph_.tensor(name).shape, ModelValueKind::kOutput);
+    tensor_value_[name] = out;
+    int64_t n = std::max<int64_t>(1, product(graph_.tensor(name).shape));
+    add_kernel(copy_program(n, "copy_" + symbol_safe(name)), {root(v), out},
+               "copy to output " + name);
+  }
+  return Status::Ok();
+}
+
+Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
+  fused_nodes_ = fold_batch_norms(&graph_);
+  for (const std::string& o : graph_.outputs) graph_outputs_.insert(o);
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    std::set<std::string> seen;
+    for (const std::string& in : graph_.nodes[i].inputs) {
+      if (!in.empty() && seen.insert(in).second) consumers_[in].push_back(i);
+    }
+  }
+  for (const std::string& in : graph_.inputs) done_.insert(in);
+  fused_.assign(graph_.nodes.size(), false);
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    if (fused_[i]) continue;
+    KILN_RETURN_IF_ERROR(emit_node(i));
+  }
+  KILN_RETURN_IF_ERROR(emit_output_copies());
+
+  ModelArtifact model;
+  model.kiln_version = KILN_VERSION;
+  model.target = target_.to_string();
+  model.cpu_features = required_features(target_);
+  KILN_RETURN_IF_ERROR(build(&model, report));
+  if (report) {
+    report->tasks.clear();
+    report->untuned_tasks = 0;
+    for (auto& [key, task] : tasks_) {
+      report->tasks.push_back(task);
+      if (!task.tuned) ++report->untuned_tasks;
+    }
+    report->kernels = static_cast<int>(model.steps.size());
+    report->fused_nodes = fused_nodes_;
+  }
+  return model;
+}
+
+Status ModelCompiler::build(ModelArtifact* model, CompileReport* report) {
+  auto start = std::chrono::steady_clock::now();
+  // Stage symbols are unique per kernel.
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    for (ir::Stage& stage : kernels_[k].program.stages) {
+      stage.name = "k" + std::to_string(k) + "_" + symbol_safe(stage.name);
+    }
+  }
+  std::vector<Result<std::string>> objects(kernels_.size(), InternalError("not built"));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k = next++; k < kernels_.size(); k = next++) {
+      objects[k] = builder::compile_program(kernels_[k].program, target_);
+    }
+  };
+  std::vector<std::thread> threads;
+  int jobs = std::clamp(options_.jobs, 1, 64);
+  for (int t = 1; t < jobs; ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  std::vector<std::string_view> object_views;
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    if (!objects[k].ok()) {
+      return CompileError(kernels_[k].label + ": " + objects[k].status().message());
+    }
+    object_views.push_back(*objects[k]);
+  }
+  KILN_ASSIGN_OR_RETURN(model->shared_object, builder::link_shared_object(object_views));
+
+  // Stages that read only constants run now (weight packing, constant operands), once.
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> so,
+                        Artifact::load_from_bytes(model->shared_object, "kiln-compile"));
+  std::map<int, int> writers;
+  std::vector<std::vector<StageAccess>> access(kernels_.size());
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    for (const ir::Stage& stage : kernels_[k].program.stages) {
+      access[k].push_back(stage_access(kernels_[k].program, stage));
+      for (int b : access[k].back().writes) ++writers[root(kernels_[k].values[b])];
+    }
+  }
+  std::vector<ModelStep> steps;
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    const Kernel& kernel = kernels_[k];
+    for (size_t s = 0; s < kernel.program.stages.size(); ++s) {
+      const StageAccess& a = access[k][s];
+      bool constant = !a.reads.empty();
+      for (int b : a.reads) {
+        constant = constant && values_[root(kernel.values[b])].kind == ModelValueKind::kConstant;
+      }
+      for (int b : a.writes) {
+        int v = root(kernel.values[b]);
+        constant = constant && writers[v] == 1 && values_[v].kind == ModelValueKind::kIntermediate;
+      }
+      const ir::Stage& stage = kernel.program.stages[s];
+      if (constant) {
+        std::vector<float*> buffers(kernel.values.size(), nullptr);
+        for (int b : a.reads) buffers[b] = data_[root(kernel.values[b])].data();
+        for (int b : a.writes) {
+          int v = root(kernel.values[b]);
+          data_[v].assign(std::max<int64_t>(1, values_[v].num_elements()), 0.0f);
+          values_[v].kind = ModelValueKind::kConstant;
+          buffers[b] = data_[v].data();
+        }
+        KILN_ASSIGN_OR_RETURN(kiln_stage_fn fn, so->stage(stage.name));
+        fn(buffers.data(), default_thread_pool().api());
+        continue;
+      }
+      ModelStep step;
+      step.symbol = stage.name;
+      step.label = kernel.label;
+      for (size_t b = 0; b < kernel.values.size(); ++b) {
+        bool used = std::count(a.reads.begin(), a.reads.end(), static_cast<int>(b)) ||
+                    std::count(a.writes.begin(), a.writes.end(), static_cast<int>(b));
+        step.buffers.push_back(used ? kernel.values[b] : -1);
+      }
+      steps.push_back(std::move(step));
+    }
+  }
+
+  // Keep the values the steps, inputs and outputs use; constants go into the blob, 64-byte
+  // aligned.
+  std::vector<int> keep(values_.size(), 0);
+  auto mark = [&](int v) {
+    while (v >= 0 && !keep[v]) {
+      keep[v] = 1;
+      v = values_[v].kind == ModelValueKind::kView ? values_[v].view_of : -1;
+    }
+  };
+  for (const ModelStep& step : steps) {
+    for (int v : step.buffers) {
+      if (v >= 0) mark(v);
+    }
+  }
+  std::vector<int> inputs, outputs;
+  for (const std::string& name : graph_.inputs) inputs.push_back(tensor_value_.at(name));
+  for (const std::string& name : graph_.outputs) outputs.push_back(tensor_value_.at(name));
+  for (int v : inputs) mark(v);
+  for (int v : outputs) mark(v);
+  std::vector<int> renumber(values_.size(), -1);
+  for (size_t v = 0; v < values_.size(); ++v) {
+    if (!keep[v]) continue;
+    renumber[v] = static_cast<int>(model->values.size());
+    ModelValue value = values_[v];
+    if (value.kind == ModelValueKind::kConstant) {
+      value.constant_offset = static_cast<int64_t>(model->constants.size());
+      model->constants.insert(model->constants.end(), data_[v].begin(), data_[v].end());
+      model->constants.resize((model->constants.size() + 15) / 16 * 16, 0.0f);
+    }
+    model->values.push_back(std::move(value));
+  }
+  for (ModelValue& value : model->values) {
+    if (value.kind == ModelValueKind::kView) value.view_of = renumber[value.view_of];
+  }
+  for (ModelStep& step : steps) {
+    for (int& v : step.buffers) {
+      if (v >= 0) v = renumber[v];
+    }
+  }
+  for (int v : inputs) model->inputs.push_back(renumber[v]);
+  for (int v : outputs) model->outputs.push_back(renumber[v]);
+  model->steps = std::move(steps);
+  if (report) {
+    report->build_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ModelArtifact> compile_model(const frontend::Graph& graph, const CompileOptions& options,
+                                    CompileReport* report) {
+  KILN_ASSIGN_OR_RETURN(Target target, builder::parse_target(options.target));
+  ModelCompiler compiler(graph, std::move(target), options);
+  return compiler.compile(report);
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,23 @@
+// Pass: fuse an epilogue into the stores of a kernel's output (TVM's "fused write-back"):
+// every `buffer[indices] = v` into `target` becomes `buffer[indices] = epilogue(v, indices)`,
+// so that a bias, a residual Add or an activation costs no pass over memory of its own.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "common/status.h"
+#include "ir/ir.h"
+
+namespace kiln::compiler {
+
+using Epilogue = std::function<ir::Expr(const ir::Expr& value, const std::vector<ir::Expr>& idx)>;
+
+// `program` with the epilogue applied to every store into `target` (one of its buffers).
+// kUnimplemented when that would be wrong or impossible: a stage reads `target` back (it
+// accumulates in the output, so the epilogue would apply more than once), or a store into it has
+// no per-dimension indices (ir::StoreFlat).
+Result<ir::Program> fuse_epilogue(const ir::Program& program, const ir::Buffer& target,
+                                  const Epilogue& epilogue);
+
+}  // namespace kiln::compiler

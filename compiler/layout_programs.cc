@@ -1,0 +1,111 @@
+#include "compiler/layout_programs.h"
+
+#include <algorithm>
+
+namespace kiln::compiler {
+
+namespace {
+
+using ir::Expr;
+using ir::LoopKind;
+
+int64_t product(const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) p *= d;
+  return p;
+}
+
+}  // namespace
+
+ir::Program matmul_operand_program(const std::vector<int64_t>& in_shape,
+                                   const std::vector<int64_t>& batch, bool transpose,
+                                   const std::string& name) {
+  size_t rank = in_shape.size();
+  int64_t r = in_shape[rank - 2], c = in_shape[rank - 1];
+  int64_t rows = transpose ? c : r, cols = transpose ? r : c;
+  std::vector<int64_t> in_batch(in_shape.begin(), in_shape.end() - 2);
+  // Align the operand's batch dimensions to the right of `batch` (numpy broadcasting).
+  in_batch.insert(in_batch.begin(), batch.size() - std::min(batch.size(), in_batch.size()), 1);
+  ir::Buffer in("in", in_shape, ir::BufferScope::kArgument);
+  ir::Buffer out("out", {product(batch), rows, cols}, ir::BufferScope::kArgument);
+  Expr b = ir::var("b"), i = ir::var("i"), j = ir::var("j");
+  // b -> the operand's flat batch index: unravel over `batch`, ravel over in_batch (1 -> 0).
+  Expr bb(int64_t{0});
+  Expr rest = b;
+  int64_t stride_out = product(batch), stride_in = 1;
+  std::vector<Expr> coords(batch.size());
+  for (size_t d = 0; d < batch.size(); ++d) {
+    stride_out /= batch[d];
+    coords[d] = stride_out > 1 ? rest / Expr(stride_out) : rest;
+    rest = stride_out > 1 ? rest % Expr(stride_out) : Expr(int64_t{0});
+  }
+  for (size_t d = batch.size(); d-- > 0;) {
+    if (in_batch[d] != 1) bb = bb + coords[d] * Expr(stride_in);
+    stride_in *= in_batch[d];
+  }
+  Expr src = transpose ? (bb * Expr(r) + j) * Expr(c) + i : (bb * Expr(r) + i) * Expr(c) + j;
+  ir::Stmt body = ir::Store(out, {b, i, j}, in.load_flat(src));
+  ir::Program program;
+  program.name = name;
+  program.buffers = {in, out};
+  program.num_inputs = 1;
+  program.num_outputs = 1;
+  program.stages = {{name, ir::LoopNest({{b, product(batch)},
+                                         {i, rows, LoopKind::kParallel},
+                                         {j, cols}},
+                                        body)}};
+  return program;
+}
+
+ir::Program pointwise_program(const std::vector<int64_t>& shape, int lanes, const ir::Buffer& in,
+                              const ir::Buffer& out,
+                              const std::function<ir::Expr(const std::vector<ir::Expr>&)>& value,
+                              const std::string& name) {
+  size_t rank = shape.size();
+  std::vector<Expr> idx;
+  std::vector<ir::LoopSpec> outer;
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    idx.push_back(ir::var("i" + std::to_string(d)));
+    outer.push_back({idx.back(), shape[d], d == 0 ? LoopKind::kParallel : LoopKind::kSerial});
+  }
+  int64_t inner = shape[rank - 1];
+  int64_t vec = std::max(1, lanes);
+  auto body = [&](const Expr& col) {
+    std::vector<Expr> at = idx;
+    at.push_back(col);
+    return ir::Store(out, at, value(at));
+  };
+  std::vector<ir::Stmt> columns;
+  if (inner / vec > 0) {
+    Expr co = ir::var("co"), ci = ir::var("ci");
+    columns.push_back(ir::For(co, inner / vec, rank == 1 ? LoopKind::kParallel : LoopKind::kSerial,
+                              ir::For(ci, vec, LoopKind::kVectorized, body(co * Expr(vec) + ci))));
+  }
+  if (inner % vec > 0) {
+    Expr ct = ir::var("ct");
+    columns.push_back(
+        ir::For(ct, inner % vec, LoopKind::kVectorized, body(Expr(inner / vec * vec) + ct)));
+  }
+  ir::Program program;
+  program.name = name;
+  program.buffers = {in, out};
+  program.num_inputs = 1;
+  program.num_outputs = 1;
+  program.stages = {{name, ir::LoopNest(outer, ir::Seq(columns))}};
+  return program;
+}
+
+ir::Program copy_program(int64_t elements, const std::string& name) {
+  ir::Buffer in("in", {elements}, ir::BufferScope::kArgument);
+  ir::Buffer out("out", {elements}, ir::BufferScope::kArgument);
+  Expr i = ir::var("i");
+  ir::Program program;
+  program.name = name;
+  program.buffers = {in, out};
+  program.num_inputs = 1;
+  program.num_outputs = 1;
+  program.stages = {{name, ir::For(i, elements, LoopKind::kSerial, ir::Store(out, {i}, in.load({i})))}};
+  return program;
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,32 @@
+// Small data-movement kernels the compiler inserts around tunable kernels, as loop-nest IR:
+// operands of matrix products brought to the layouts the templates take, and copies.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace kiln::compiler {
+
+// out[b, i, j] (shape [prod(batch), rows, cols]) from `in` of shape [..., r, c] (rank >= 2):
+// in[bb, i, j], or in[bb, j, i] when `transpose`, where bb is b's position in `in`'s own batch
+// dimensions under numpy broadcasting of `in`'s leading dimensions to `batch`.
+// Buffers: in, out.
+ir::Program matmul_operand_program(const std::vector<int64_t>& in_shape,
+                                   const std::vector<int64_t>& batch, bool transpose,
+                                   const std::string& name);
+
+// out[idx] = value(idx) over `shape`, with buffers {in, out} (the caller may insert more inputs
+// before `out`): the outermost dimension parallel, the innermost in SIMD bodies of `lanes`.
+ir::Program pointwise_program(const std::vector<int64_t>& shape, int lanes, const ir::Buffer& in,
+                              const ir::Buffer& out,
+                              const std::function<ir::Expr(const std::vector<ir::Expr>&)>& value,
+                              const std::string& name);
+
+// out = in, `elements` floats. Buffers: in, out.
+ir::Program copy_program(int64_t elements, const std::string& name);
+
+}  // namespace kiln::compiler

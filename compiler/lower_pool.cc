@@ -1,0 +1,231 @@
+// Pooling over NCHW (and NCW as H = 1). Each task computes one output row: the row starts at
+// the identity, every kernel tap adds one pass over the columns whose tap is inside the input
+// (a vectorized span when the stride is 1, a scalar loop otherwise; no bounds test inside it),
+// and AveragePool then scales by the reciprocal of each window's count, which is constant in
+// the interior and computed per column at the borders.
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "compiler/lowering_util.h"
+#include "compiler/lowerings.h"
+
+namespace kiln::compiler {
+
+using frontend::Graph;
+using frontend::Node;
+using ir::Expr;
+using ir::LoopKind;
+using ir::Stmt;
+
+namespace {
+
+// One spatial axis of a pool.
+struct Axis {
+  int64_t in = 1, out = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
+  // First and one-past-last output index whose tap `k` reads inside [0, in).
+  std::pair<int64_t, int64_t> valid_outputs(int64_t k) const {
+    int64_t offset = k * dilation - pad_begin;  // input index of output 0's tap k
+    auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+    int64_t lo = std::max<int64_t>(0, ceil_div(-offset, stride));
+    int64_t hi = std::min(out, ceil_div(in - offset, stride));
+    return {lo, std::max(lo, hi)};
+  }
+  // Taps of output o's window within [lo, hi).
+  int64_t taps_within(int64_t o, int64_t lo, int64_t hi) const {
+    int64_t n = 0;
+    for (int64_t k = 0; k < kernel; ++k) {
+      int64_t i = o * stride - pad_begin + k * dilation;
+      n += i >= lo && i < hi;
+    }
+    return n;
+  }
+};
+
+Result<Axis> make_axis(const Node& node, size_t d, size_t spatial, int64_t in, int64_t out) {
+  Axis a;
+  a.in = in;
+  a.out = out;
+  std::vector<int64_t> kernel = node.attr_ints("kernel_shape", {});
+  std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> dilations = node.attr_ints("dilations", std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
+      pads.size() != 2 * spatial) {
+    return inconsistent(node, "kernel_shape, strides, dilations or pads do not match the " +
+                                  std::to_string(spatial) + " spatial dimensions");
+  }
+  a.kernel = kernel[d];
+  a.stride = strides[d];
+  a.dilation = dilations[d];
+  a.pad_begin = pads[d];
+  a.pad_end = pads[spatial + d];
+  if (a.kernel < 1 || a.stride < 1 || a.dilation < 1 || a.pad_begin < 0 || a.pad_end < 0) {
+    return inconsistent(node, "kernel, strides and dilations must be >= 1, pads >= 0");
+  }
+  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  int64_t span = (a.kernel - 1) * a.dilation + 1;
+  if (auto_pad == "VALID") {
+    a.pad_begin = a.pad_end = 0;
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    int64_t total =
+        std::max<int64_t>(0, ((in + a.stride - 1) / a.stride - 1) * a.stride + span - in);
+    a.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    a.pad_end = total - a.pad_begin;
+  } else if (auto_pad != "NOTSET") {
+    return unsupported(node, "auto_pad '" + auto_pad + "'");
+  }
+  // The output size is the graph's (floor or ceil_mode); every window must touch the input.
+  int64_t ceil_out = (in + a.pad_begin + a.pad_end - span + a.stride - 1) / a.stride + 1;
+  if (out < 1 || out > ceil_out || a.taps_within(0, 0, in) == 0 ||
+      a.taps_within(out - 1, 0, in) == 0) {
+    return inconsistent(node, "output size " + std::to_string(out) + " does not fit input " +
+                                  std::to_string(in) + " with kernel " + std::to_string(a.kernel) +
+                                  ", stride " + std::to_string(a.stride) + " and pads " +
+                                  std::to_string(a.pad_begin) + "+" + std::to_string(a.pad_end));
+  }
+  return a;
+}
+
+// Columns [lo, hi) of a row: vectorized when `contiguous`, a scalar loop otherwise.
+Stmt column_loop(int64_t lo, int64_t hi, bool contiguous, const ops::TargetInfo& target,
+                 const ColumnBody& body) {
+  if (hi <= lo) return ir::Seq({});
+  if (contiguous) return vector_span(Expr(lo), hi - lo, target, body);
+  Expr q = ir::var("q");
+  return ir::For(q, hi - lo, LoopKind::kSerial, body(Expr(lo) + q));
+}
+
+Result<ir::Program> lower_window_pool(const Graph& graph, const Node& node,
+                                      const ops::TargetInfo& target) {
+  const bool is_max = node.op_type == "MaxPool";
+  if (node.outputs.size() > 1 && !node.outputs[1].empty()) {
+    return unsupported(node, "the Indices output of MaxPool");
+  }
+  const std::vector<int64_t>& in_shape = graph.tensor(node.inputs.at(0)).shape;
+  const std::vector<int64_t>& out_shape = graph.tensor(node.outputs.at(0)).shape;
+  if (in_shape.size() != 3 && in_shape.size() != 4) {
+    return unsupported(node, "pooling over " + std::to_string(in_shape.size()) +
+                                 "-D tensors (kiln pools NCW and NCHW)");
+  }
+  if (out_shape.size() != in_shape.size() || out_shape[0] != in_shape[0] ||
+      out_shape[1] != in_shape[1]) {
+    return inconsistent(node, "output shape " + frontend::dims_text(out_shape) +
+                                  " does not match input " + frontend::dims_text(in_shape));
+  }
+  const size_t spatial = in_shape.size() - 2;
+  Axis h, w;
+  if (spatial == 2) {
+    KILN_ASSIGN_OR_RETURN(h, make_axis(node, 0, 2, in_shape[2], out_shape[2]));
+    KILN_ASSIGN_OR_RETURN(w, make_axis(node, 1, 2, in_shape[3], out_shape[3]));
+  } else {
+    KILN_ASSIGN_OR_RETURN(w, make_axis(node, 0, 1, in_shape[2], out_shape[2]));
+  }
+  if (!is_max && (h.dilation != 1 || w.dilation != 1)) {
+    return unsupported(node, "AveragePool with dilations");
+  }
+  const bool include_pad = !is_max && node.attr_int("count_include_pad", 0) != 0;
+
+  ir::Buffer x = tensor_buffer(graph, node.inputs[0]);
+  ir::Buffer y = tensor_buffer(graph, node.outputs[0]);
+  const int64_t planes = in_shape[0] * in_shape[1];
+  const Expr f = ir::var("row");  // (plane, oh)
+  const Expr plane = h.out == 1 ? f : f / Expr(h.out);
+  const Expr oh = h.out == 1 ? Expr(0) : f % Expr(h.out);
+  const Expr out_row = f * Expr(w.out);
+  const Expr in_plane = plane * Expr(h.in * w.in);
+  auto out_at = [&](const Expr& ow) { return out_row + ow; };
+  auto combine = [&](const Expr& a, const Expr& b) { return is_max ? ir::max(a, b) : a + b; };
+
+  std::vector<Stmt> row;
+  const Expr identity = is_max ? ir::f32(-std::numeric_limits<float>::infinity()) : ir::f32(0);
+  row.push_back(vector_span(Expr(0), w.out, target, [&](const Expr& ow) {
+    return ir::StoreFlat(y, out_at(ow), identity);
+  }));
+  // Taps of the kernel row kh: one pass per kw over the columns it reads inside the input.
+  Expr kh = ir::var("kh");
+  Expr ih = oh * Expr(h.stride) - Expr(h.pad_begin) + kh * Expr(h.dilation);
+  std::vector<Stmt> taps;
+  for (int64_t kw = 0; kw < w.kernel; ++kw) {
+    auto [lo, hi] = w.valid_outputs(kw);
+    taps.push_back(column_loop(lo, hi, w.stride == 1, target, [&](const Expr& ow) {
+      Expr iw = ow * Expr(w.stride) - Expr(w.pad_begin) + Expr(kw * w.dilation);
+      return ir::StoreFlat(
+          y, out_at(ow),
+          combine(y.load_flat(out_at(ow)), x.load_flat(in_plane + ih * Expr(w.in) + iw)));
+    }));
+  }
+  Stmt tap_row = ir::Seq(std::move(taps));
+  if (h.in > 1 || h.pad_begin > 0 || h.pad_end > 0) {
+    tap_row = ir::If(Expr(0) <= ih && ih < Expr(h.in), tap_row);
+  }
+  row.push_back(ir::For(kh, h.kernel, LoopKind::kSerial, tap_row));
+
+  if (!is_max) {
+    // Divide by the window's count: taps inside the input, or inside input and pads.
+    auto count_limits = [&](const Axis& a) {
+      return include_pad ? std::pair<int64_t, int64_t>{-a.pad_begin, a.in + a.pad_end}
+                         : std::pair<int64_t, int64_t>{0, a.in};
+    };
+    auto [hlo, hhi] = count_limits(h);
+    Expr row_scale = ir::f32(1.0 / static_cast<double>(h.kernel));
+    for (int64_t o = h.out; o-- > 0;) {
+      int64_t n = h.taps_within(o, hlo, hhi);
+      if (n != h.kernel) row_scale = ir::select(oh == Expr(o), ir::f32(1.0 / n), row_scale);
+    }
+    auto [wlo, whi] = count_limits(w);
+    auto scale = [&](const Expr& ow, const Expr& s) {
+      return ir::StoreFlat(y, out_at(ow), y.load_flat(out_at(ow)) * (row_scale * s));
+    };
+    // Columns whose window is whole form one interior range; the others are few.
+    int64_t first = w.out, last = -1;
+    for (int64_t o = 0; o < w.out; ++o) {
+      if (w.taps_within(o, wlo, whi) == w.kernel) {
+        first = std::min(first, o);
+        last = o;
+      }
+    }
+    for (int64_t o = 0; o < w.out; ++o) {
+      if (o >= first && o <= last) continue;
+      row.push_back(scale(Expr(o), ir::f32(1.0 / w.taps_within(o, wlo, whi))));
+    }
+    if (last >= first) {
+      row.push_back(vector_span(Expr(first), last - first + 1, target, [&](const Expr& ow) {
+        return scale(ow, ir::f32(1.0 / static_cast<double>(w.kernel)));
+      }));
+    }
+  }
+  Stmt body = ir::For(f, planes * h.out, LoopKind::kParallel, ir::Seq(std::move(row)));
+  return make_program(kernel_name(node), {x}, {y}, body);
+}
+
+Result<ir::Program> lower_global_average_pool(const Graph& graph, const Node& node,
+                                              const ops::TargetInfo& target) {
+  const std::vector<int64_t>& in_shape = graph.tensor(node.inputs.at(0)).shape;
+  if (in_shape.size() < 3) return inconsistent(node, "input of rank < 3");
+  ir::Buffer x = tensor_buffer(graph, node.inputs[0]);
+  ir::Buffer y = tensor_buffer(graph, node.outputs.at(0));
+  if (y->num_elements() != in_shape[0] * in_shape[1]) {
+    return inconsistent(node, "output is not N x C");
+  }
+  const int64_t planes = in_shape[0] * in_shape[1];
+  const int64_t size = product(std::vector<int64_t>(in_shape.begin() + 2, in_shape.end()));
+  Expr p = ir::var("plane");
+  Stmt sum = row_reduce(
+      Combine::kSum, size, target, [&](const Expr& i) { return x.load_flat(p * Expr(size) + i); },
+      y, p, ir::f32(0));
+  Stmt mean = ir::StoreFlat(y, p, y.load_flat(p) * ir::f32(1.0 / static_cast<double>(size)));
+  Stmt body = ir::For(p, planes, LoopKind::kParallel, ir::Seq({sum, mean}));
+  return make_program(kernel_name(node), {x}, {y}, body);
+}
+
+}  // namespace
+
+Result<ir::Program> lower_pool(const Graph& graph, const Node& node,
+                               const ops::TargetInfo& target) {
+  KILN_RETURN_IF_ERROR(check_float(graph, node, node.inputs.at(0)));
+  if (node.op_type == "GlobalAveragePool") return lower_global_average_pool(graph, node, target);
+  return lower_window_pool(graph, node, target);
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,28 @@
+// The operator families behind lower_node (op_lowering.h), one file each. Every function
+// follows op_lowering.h's kernel contract and REQUIRES a node of one of the op types it lists.
+#pragma once
+
+#include "common/status.h"
+#include "frontend/graph.h"
+#include "ir/ir.h"
+#include "ops/template.h"
+
+namespace kiln::compiler {
+
+// MaxPool, AveragePool, GlobalAveragePool (lower_pool.cc).
+Result<ir::Program> lower_pool(const frontend::Graph& graph, const frontend::Node& node,
+                               const ops::TargetInfo& target);
+// ReduceMean, ReduceSum (lower_reduce.cc).
+Result<ir::Program> lower_reduce(const frontend::Graph& graph, const frontend::Node& node,
+                                 const ops::TargetInfo& target);
+// Softmax (lower_softmax.cc).
+Result<ir::Program> lower_softmax(const frontend::Graph& graph, const frontend::Node& node,
+                                  const ops::TargetInfo& target);
+// LayerNormalization (lower_layernorm.cc).
+Result<ir::Program> lower_layernorm(const frontend::Graph& graph, const frontend::Node& node,
+                                    const ops::TargetInfo& target);
+// Transpose, Concat, Split, Slice, Pad, Gather (lower_data_movement.cc).
+Result<ir::Program> lower_data_movement(const frontend::Graph& graph, const frontend::Node& node,
+                                        const ops::TargetInfo& target);
+
+}  // namespace kiln::compiler

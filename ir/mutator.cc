@@ -1,0 +1,170 @@
+#include "ir/mutator.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace kiln::ir {
+
+namespace {
+
+bool same(const Stmt& x, const Stmt& y) { return x.get() == y.get(); }
+
+// A copy of `stmt`'s node for the hooks to edit: every field not replaced is kept as it was.
+StmtNode copy_of(const Stmt& stmt) { return *stmt.get(); }
+
+Stmt make(StmtNode node) { return Stmt(std::make_shared<const StmtNode>(std::move(node))); }
+
+}  // namespace
+
+Expr IRMutator::mutate(const Expr& expr) {
+  if (!expr.defined()) return expr;
+  switch (expr->kind) {
+    case ExprKind::kIntImm:
+      return mutate_int_imm(expr);
+    case ExprKind::kFloatImm:
+      return mutate_float_imm(expr);
+    case ExprKind::kVar:
+      return mutate_var(expr);
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr:
+      return mutate_binary(expr);
+    case ExprKind::kNot:
+      return mutate_not(expr);
+    case ExprKind::kSelect:
+      return mutate_select(expr);
+    case ExprKind::kLoad:
+      return mutate_load(expr);
+    case ExprKind::kCall:
+      return mutate_call(expr);
+  }
+  return expr;
+}
+
+Stmt IRMutator::mutate(const Stmt& stmt) {
+  if (!stmt.defined()) return stmt;
+  switch (stmt->kind) {
+    case StmtKind::kFor:
+      return mutate_for(stmt);
+    case StmtKind::kStore:
+      return mutate_store(stmt);
+    case StmtKind::kSeq:
+      return mutate_seq(stmt);
+    case StmtKind::kIf:
+      return mutate_if(stmt);
+    case StmtKind::kAllocate:
+      return mutate_allocate(stmt);
+  }
+  return stmt;
+}
+
+Expr IRMutator::mutate_int_imm(const Expr& expr) { return expr; }
+Expr IRMutator::mutate_float_imm(const Expr& expr) { return expr; }
+Expr IRMutator::mutate_var(const Expr& expr) { return expr; }
+
+Expr IRMutator::mutate_binary(const Expr& expr) {
+  Expr a = mutate(expr->a), b = mutate(expr->b);
+  if (a.same_as(expr->a) && b.same_as(expr->b)) return expr;
+  return make_binary(expr->kind, std::move(a), std::move(b));
+}
+
+Expr IRMutator::mutate_not(const Expr& expr) {
+  Expr a = mutate(expr->a);
+  if (a.same_as(expr->a)) return expr;
+  return !std::move(a);
+}
+
+Expr IRMutator::mutate_select(const Expr& expr) {
+  Expr c = mutate(expr->a), t = mutate(expr->b), f = mutate(expr->c);
+  if (c.same_as(expr->a) && t.same_as(expr->b) && f.same_as(expr->c)) return expr;
+  return select(std::move(c), std::move(t), std::move(f));
+}
+
+Expr IRMutator::mutate_load(const Expr& expr) {
+  Expr index = mutate(expr->a);
+  if (index.same_as(expr->a)) return expr;
+  return expr->buffer.load_flat(index);
+}
+
+Expr IRMutator::mutate_call(const Expr& expr) {
+  Expr a = mutate(expr->a), b = mutate(expr->b);
+  if (a.same_as(expr->a) && b.same_as(expr->b)) return expr;
+  std::vector<Expr> args = {std::move(a)};
+  if (b.defined()) args.push_back(std::move(b));
+  return call(expr->call_op, std::move(args));
+}
+
+Stmt IRMutator::mutate_for(const Stmt& stmt) {
+  Stmt body = mutate(stmt->body);
+  if (same(body, stmt->body)) return stmt;
+  StmtNode n = copy_of(stmt);
+  n.body = std::move(body);
+  return make(std::move(n));
+}
+
+Stmt IRMutator::mutate_store(const Stmt& stmt) {
+  Expr index = mutate(stmt->index);
+  bool changed = !index.same_as(stmt->index);
+  std::vector<Expr> indices;
+  indices.reserve(stmt->indices.size());
+  for (const Expr& i : stmt->indices) {
+    indices.push_back(mutate(i));
+    changed = changed || !indices.back().same_as(i);
+  }
+  Expr value = mutate(stmt->value);
+  if (!changed && value.same_as(stmt->value)) return stmt;
+  StmtNode n = copy_of(stmt);
+  n.index = std::move(index);
+  n.indices = std::move(indices);
+  n.value = std::move(value);
+  return make(std::move(n));
+}
+
+Stmt IRMutator::mutate_seq(const Stmt& stmt) {
+  std::vector<Stmt> seq;
+  seq.reserve(stmt->seq.size());
+  bool changed = false;
+  for (const Stmt& s : stmt->seq) {
+    seq.push_back(mutate(s));
+    changed = changed || !same(seq.back(), s);
+  }
+  if (!changed) return stmt;
+  StmtNode n = copy_of(stmt);
+  n.seq = std::move(seq);
+  return make(std::move(n));
+}
+
+Stmt IRMutator::mutate_if(const Stmt& stmt) {
+  Expr condition = mutate(stmt->condition);
+  Stmt then_case = mutate(stmt->then_case), else_case = mutate(stmt->else_case);
+  if (condition.same_as(stmt->condition) && same(then_case, stmt->then_case) &&
+      same(else_case, stmt->else_case)) {
+    return stmt;
+  }
+  StmtNode n = copy_of(stmt);
+  n.condition = std::move(condition);
+  n.then_case = std::move(then_case);
+  n.else_case = std::move(else_case);
+  return make(std::move(n));
+}
+
+Stmt IRMutator::mutate_allocate(const Stmt& stmt) {
+  Stmt body = mutate(stmt->body);
+  if (same(body, stmt->body)) return stmt;
+  StmtNode n = copy_of(stmt);
+  n.body = std::move(body);
+  return make(std::move(n));
+}
+
+}  // namespace kiln::ir

@@ -1,0 +1,226 @@
+#include "runtime/graph_executor.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/artifact.h"
+#include "runtime/memory_plan.h"
+#include "runtime/thread_pool.h"
+
+namespace kiln {
+namespace {
+
+// A 64-byte-aligned float allocation (kernels use aligned vector loads on whole buffers).
+struct FreeDeleter {
+  void operator()(float* p) const { std::free(p); }
+};
+using AlignedFloats = std::unique_ptr<float[], FreeDeleter>;
+
+AlignedFloats AllocateAligned(int64_t bytes) {
+  const int64_t rounded = std::max<int64_t>(
+      kArenaAlignment, (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment);
+  void* p = std::aligned_alloc(kArenaAlignment, static_cast<size_t>(rounded));
+  KILN_CHECK(p != nullptr) << "out of memory allocating " << rounded << " bytes";
+  std::memset(p, 0, static_cast<size_t>(rounded));
+  return AlignedFloats(static_cast<float*>(p));
+}
+
+int ResolveView(const ModelArtifact& model, int id) {
+  while (model.values[id].kind == ModelValueKind::kView) id = model.values[id].view_of;
+  return id;
+}
+
+}  // namespace
+
+int64_t TensorInfo::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+struct GraphExecutor::Impl {
+  ModelArtifact model;
+  std::string label;
+  std::unique_ptr<Artifact> artifact;
+  std::unique_ptr<ThreadPool> pool;
+  std::vector<kiln_stage_fn> stages;           // per step
+  std::vector<std::vector<float*>> step_args;  // per step: its buffers' storage
+  std::vector<float*> storage;                 // per value: where its elements live
+  std::vector<AlignedFloats> owned;            // input and output buffers
+  AlignedFloats constants;
+  AlignedFloats arena;
+  int64_t arena_bytes = 0;
+  int64_t unplanned_bytes = 0;
+  std::vector<TensorInfo> inputs, outputs;
+
+  Status Plan();
+};
+
+// Gives every value its storage: own buffers for inputs and outputs, the aligned copy of the
+// blob for constants, planned arena slots for intermediates, the root's storage for views.
+Status GraphExecutor::Impl::Plan() {
+  const int num_values = static_cast<int>(model.values.size());
+  const int num_steps = static_cast<int>(model.steps.size());
+  std::vector<int> root(num_values);
+  for (int id = 0; id < num_values; ++id) root[id] = ResolveView(model, id);
+
+  // Liveness of intermediates: from the first step touching them (through any view) to the
+  // last. Steps do not say which buffers they write, but a value is written before it is read,
+  // so its first use is its first write.
+  std::vector<int> first(num_values, -1), last(num_values, -1);
+  for (int s = 0; s < num_steps; ++s) {
+    for (int id : model.steps[s].buffers) {
+      const int r = root[id];
+      if (first[r] < 0) first[r] = s;
+      last[r] = s;
+    }
+  }
+  // Each output must be computed by some step, unless it is (a view of) data the model has.
+  for (int id : model.outputs) {
+    const ModelValueKind kind = model.values[root[id]].kind;
+    if (kind != ModelValueKind::kInput && kind != ModelValueKind::kConstant &&
+        first[root[id]] < 0) {
+      return InvalidArgument(label + ": output '" + model.values[id].name +
+                             "' is not written by any step");
+    }
+    // An intermediate that is also read back after run() must survive every later step.
+    if (kind == ModelValueKind::kIntermediate) last[root[id]] = num_steps;
+  }
+
+  std::vector<int> planned;  // value ids of the intermediates given arena slots
+  std::vector<LiveBuffer> live;
+  for (int id = 0; id < num_values; ++id) {
+    if (model.values[id].kind != ModelValueKind::kIntermediate || first[id] < 0) continue;
+    planned.push_back(id);
+    live.push_back({model.values[id].num_elements() * static_cast<int64_t>(sizeof(float)),
+                    first[id], last[id]});
+  }
+  const MemoryPlan plan = plan_memory(live);
+  arena_bytes = plan.arena_bytes;
+  unplanned_bytes = plan.unplanned_bytes;
+  arena = AllocateAligned(arena_bytes);
+
+  constants = AllocateAligned(static_cast<int64_t>(model.constants.size() * sizeof(float)));
+  std::copy(model.constants.begin(), model.constants.end(), constants.get());
+
+  storage.assign(num_values, nullptr);
+  for (size_t k = 0; k < planned.size(); ++k) {
+    storage[planned[k]] = arena.get() + plan.offsets[k] / static_cast<int64_t>(sizeof(float));
+  }
+  for (int id = 0; id < num_values; ++id) {
+    const ModelValue& v = model.values[id];
+    if (v.kind == ModelValueKind::kInput || v.kind == ModelValueKind::kOutput ||
+        (v.kind == ModelValueKind::kIntermediate && first[id] < 0)) {
+      // Unused intermediates get a buffer too, so that no storage pointer is ever null.
+      owned.push_back(AllocateAligned(v.num_elements() * static_cast<int64_t>(sizeof(float))));
+      storage[id] = owned.back().get();
+    } else if (v.kind == ModelValueKind::kConstant) {
+      storage[id] = constants.get() + v.constant_offset;
+    }
+  }
+  for (int id = 0; id < num_values; ++id) storage[id] = storage[root[id]];
+
+  for (const ModelStep& step : model.steps) {
+    std::vector<float*> args;
+    for (int id : step.buffers) args.push_back(storage[id]);
+    step_args.push_back(std::move(args));
+  }
+  return Status::Ok();
+}
+
+GraphExecutor::GraphExecutor() : impl_(std::make_unique<Impl>()) {}
+GraphExecutor::~GraphExecutor() = default;
+
+Result<std::unique_ptr<GraphExecutor>> GraphExecutor::create(ModelArtifact model, int threads,
+                                                             std::string label) {
+  // Validated again although parse_model did: a model may come straight from the compiler.
+  KILN_RETURN_IF_ERROR(validate_model(model, label));
+  if (Status s = check_cpu_features(model.cpu_features, model.target); !s.ok()) {
+    return InvalidArgument(label + ": " + s.message());
+  }
+  std::unique_ptr<GraphExecutor> exec(new GraphExecutor());
+  Impl& impl = *exec->impl_;
+  impl.label = label;
+  impl.model = std::move(model);
+  auto artifact = Artifact::load_from_bytes(impl.model.shared_object, label);
+  if (!artifact.ok()) {
+    return Status::Error(artifact.status().code(),
+                         label + ": loading its shared object: " + artifact.status().message());
+  }
+  impl.artifact = std::move(artifact).value();
+  for (size_t s = 0; s < impl.model.steps.size(); ++s) {
+    const ModelStep& step = impl.model.steps[s];
+    auto fn = impl.artifact->stage(step.symbol);
+    if (!fn.ok()) {
+      return RuntimeError(label + ": step " + std::to_string(s) + " ('" + step.label +
+                          "'): the shared object exports no symbol '" + step.symbol + "'");
+    }
+    impl.stages.push_back(*fn);
+  }
+  KILN_RETURN_IF_ERROR(impl.Plan());
+  for (int id : impl.model.inputs) {
+    impl.inputs.push_back({impl.model.values[id].name, impl.model.values[id].shape});
+  }
+  for (int id : impl.model.outputs) {
+    impl.outputs.push_back({impl.model.values[id].name, impl.model.values[id].shape});
+  }
+  impl.pool = std::make_unique<ThreadPool>(threads);
+  return exec;
+}
+
+int GraphExecutor::num_inputs() const { return static_cast<int>(impl_->inputs.size()); }
+int GraphExecutor::num_outputs() const { return static_cast<int>(impl_->outputs.size()); }
+
+const TensorInfo& GraphExecutor::input_info(int i) const {
+  KILN_CHECK(i >= 0 && i < num_inputs()) << "input " << i << " of " << num_inputs();
+  return impl_->inputs[i];
+}
+
+const TensorInfo& GraphExecutor::output_info(int i) const {
+  KILN_CHECK(i >= 0 && i < num_outputs()) << "output " << i << " of " << num_outputs();
+  return impl_->outputs[i];
+}
+
+Status GraphExecutor::set_input(const std::string& name, std::span<const float> data) {
+  for (int i = 0; i < num_inputs(); ++i) {
+    const TensorInfo& info = impl_->inputs[i];
+    if (info.name != name) continue;
+    if (static_cast<int64_t>(data.size()) != info.num_elements()) {
+      return InvalidArgument(impl_->label + ": input '" + name + "' takes " +
+                             std::to_string(info.num_elements()) + " floats, got " +
+                             std::to_string(data.size()));
+    }
+    std::copy(data.begin(), data.end(), impl_->storage[impl_->model.inputs[i]]);
+    return Status::Ok();
+  }
+  std::string names;
+  for (const TensorInfo& info : impl_->inputs)
+    names += (names.empty() ? "'" : ", '") + info.name + "'";
+  return InvalidArgument(impl_->label + ": no input named '" + name + "' (the inputs are " +
+                         (names.empty() ? "none" : names) + ")");
+}
+
+void GraphExecutor::run() {
+  const KilnRuntimeApi* api = impl_->pool->api();
+  for (size_t s = 0; s < impl_->stages.size(); ++s)
+    impl_->stages[s](impl_->step_args[s].data(), api);
+}
+
+std::span<const float> GraphExecutor::get_output(int i) const {
+  KILN_CHECK(i >= 0 && i < num_outputs()) << "output " << i << " of " << num_outputs();
+  return {impl_->storage[impl_->model.outputs[i]],
+          static_cast<size_t>(impl_->outputs[i].num_elements())};
+}
+
+void GraphExecutor::set_threads(int threads) { impl_->pool->set_num_threads(threads); }
+int GraphExecutor::threads() const { return impl_->pool->num_threads(); }
+int64_t GraphExecutor::arena_bytes() const { return impl_->arena_bytes; }
+int64_t GraphExecutor::unplanned_bytes() const { return impl_->unplanned_bytes; }
+const ModelArtifact& GraphExecutor::model() const { return impl_->model; }
+
+std::span<float> GraphExecutor::arena() {
+  return {impl_->arena.get(), static_cast<size_t>(impl_->arena_bytes / sizeof(float))};
+}
+
+}  // namespace kiln

@@ -1,0 +1,366 @@
+#include "runtime/model_artifact.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/sha256.h"
+
+namespace kiln {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kMagic = "KILNMODL";
+constexpr size_t kDigestBytes = 32;
+// The largest element count a value may have: its byte size must fit an int64 with room to
+// spare for alignment, so that the executor's planner never overflows.
+constexpr int64_t kMaxElements = int64_t{1} << 56;
+
+// --- little-endian primitives. kiln runs on x86-64 only (check_cpu_features rejects other
+// targets), but the format is defined byte by byte so it does not depend on that.
+
+void PutU32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+uint64_t GetLE(std::string_view bytes, size_t pos, int width) {
+  uint64_t v = 0;
+  for (int i = 0; i < width; ++i) {
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[pos + i])) << (8 * i);
+  }
+  return v;
+}
+
+// The raw 32 bytes of SHA-256(bytes) (common/sha256.h gives hex).
+std::string Digest(std::string_view bytes) {
+  const std::string hex = sha256_hex(bytes);
+  std::string raw(kDigestBytes, '\0');
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (size_t i = 0; i < kDigestBytes; ++i) {
+    raw[i] = static_cast<char>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
+  }
+  return raw;
+}
+
+const char* KindName(ModelValueKind kind) {
+  switch (kind) {
+    case ModelValueKind::kInput:
+      return "input";
+    case ModelValueKind::kOutput:
+      return "output";
+    case ModelValueKind::kConstant:
+      return "constant";
+    case ModelValueKind::kIntermediate:
+      return "intermediate";
+    case ModelValueKind::kView:
+      return "view";
+  }
+  KILN_UNREACHABLE("unknown ModelValueKind");
+}
+
+bool KindFromName(const std::string& name, ModelValueKind* kind) {
+  for (ModelValueKind k :
+       {ModelValueKind::kInput, ModelValueKind::kOutput, ModelValueKind::kConstant,
+        ModelValueKind::kIntermediate, ModelValueKind::kView}) {
+    if (name == KindName(k)) {
+      *kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+json HeaderJson(const ModelArtifact& model) {
+  json values = json::array();
+  for (const ModelValue& v : model.values) {
+    json j = {{"name", v.name}, {"shape", v.shape}, {"kind", KindName(v.kind)}};
+    if (v.kind == ModelValueKind::kConstant) j["constant_offset"] = v.constant_offset;
+    if (v.kind == ModelValueKind::kView) j["view_of"] = v.view_of;
+    values.push_back(std::move(j));
+  }
+  json steps = json::array();
+  for (const ModelStep& s : model.steps) {
+    steps.push_back({{"symbol", s.symbol}, {"buffers", s.buffers}, {"label", s.label}});
+  }
+  return {{"kiln_version", model.kiln_version},
+          {"target", model.target},
+          {"cpu_features", model.cpu_features},
+          {"values", std::move(values)},
+          {"inputs", model.inputs},
+          {"outputs", model.outputs},
+          {"steps", std::move(steps)}};
+}
+
+// Fills `model` from the header; nlohmann's type errors (a string where a number belongs...)
+// surface as json::exception, which the caller turns into a Status.
+Status HeaderFromJson(const json& h, ModelArtifact* model, const std::string& label) {
+  model->kiln_version = h.at("kiln_version").get<std::string>();
+  model->target = h.at("target").get<std::string>();
+  model->cpu_features = h.at("cpu_features").get<std::vector<std::string>>();
+  for (const json& j : h.at("values")) {
+    ModelValue v;
+    v.name = j.at("name").get<std::string>();
+    v.shape = j.at("shape").get<std::vector<int64_t>>();
+    const std::string kind = j.at("kind").get<std::string>();
+    if (!KindFromName(kind, &v.kind)) {
+      return InvalidArgument(label + ": value '" + v.name + "' has unknown kind '" + kind + "'");
+    }
+    if (v.kind == ModelValueKind::kConstant) v.constant_offset = j.at("constant_offset");
+    if (v.kind == ModelValueKind::kView) v.view_of = j.at("view_of");
+    model->values.push_back(std::move(v));
+  }
+  model->inputs = h.at("inputs").get<std::vector<int>>();
+  model->outputs = h.at("outputs").get<std::vector<int>>();
+  for (const json& j : h.at("steps")) {
+    ModelStep s;
+    s.symbol = j.at("symbol").get<std::string>();
+    s.buffers = j.at("buffers").get<std::vector<int>>();
+    s.label = j.at("label").get<std::string>();
+    model->steps.push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// Element count of a shape, or -1 if a dimension is not positive or the count is too large.
+int64_t CheckedElements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d <= 0 || n > kMaxElements / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+}  // namespace
+
+int64_t ModelValue::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Status validate_model(const ModelArtifact& model, const std::string& label) {
+  const int num_values = static_cast<int>(model.values.size());
+  auto bad_id = [&](int id) { return id < 0 || id >= num_values; };
+  auto value_text = [&](int id) {
+    return "value " + std::to_string(id) + " ('" + model.values[id].name + "')";
+  };
+  for (int id = 0; id < num_values; ++id) {
+    const ModelValue& v = model.values[id];
+    const int64_t n = CheckedElements(v.shape);
+    if (n < 0) {
+      return InvalidArgument(label + ": " + value_text(id) + " has shape " + ShapeText(v.shape) +
+                             ": dimensions must be positive and the size reasonable");
+    }
+    if (v.kind == ModelValueKind::kConstant) {
+      const auto blob = static_cast<int64_t>(model.constants.size());
+      if (v.constant_offset < 0 || v.constant_offset > blob || n > blob - v.constant_offset) {
+        return InvalidArgument(
+            label + ": constant " + value_text(id) + " spans floats [" +
+            std::to_string(v.constant_offset) + ", " + std::to_string(v.constant_offset + n) +
+            ") beyond the constants blob of " + std::to_string(blob) + " floats");
+      }
+    }
+    if (v.kind == ModelValueKind::kView) {
+      if (bad_id(v.view_of) || v.view_of == id) {
+        return InvalidArgument(label + ": view " + value_text(id) + " views value id " +
+                               std::to_string(v.view_of) + ", not another of the " +
+                               std::to_string(num_values) + " values");
+      }
+      if (CheckedElements(model.values[v.view_of].shape) != n) {
+        return InvalidArgument(label + ": view " + value_text(id) + " has " + std::to_string(n) +
+                               " elements but views " + value_text(v.view_of) + " of shape " +
+                               ShapeText(model.values[v.view_of].shape));
+      }
+    }
+  }
+  // A chain of views must end at a value with storage: a cycle would never resolve.
+  for (int id = 0; id < num_values; ++id) {
+    int root = id, hops = 0;
+    while (model.values[root].kind == ModelValueKind::kView) {
+      root = model.values[root].view_of;
+      if (++hops > num_values) {
+        return InvalidArgument(label + ": views starting at " + value_text(id) + " form a cycle");
+      }
+    }
+  }
+  std::vector<bool> listed_input(num_values, false);
+  for (int id : model.inputs) {
+    if (bad_id(id)) {
+      return InvalidArgument(label + ": graph input id " + std::to_string(id) +
+                             " is out of range (" + std::to_string(num_values) + " values)");
+    }
+    if (model.values[id].kind != ModelValueKind::kInput) {
+      return InvalidArgument(label + ": graph input " + value_text(id) + " is of kind '" +
+                             KindName(model.values[id].kind) + "', not 'input'");
+    }
+    if (listed_input[id]) {
+      return InvalidArgument(label + ": " + value_text(id) + " is listed twice as an input");
+    }
+    listed_input[id] = true;
+  }
+  for (int id = 0; id < num_values; ++id) {
+    if (model.values[id].kind == ModelValueKind::kInput && !listed_input[id]) {
+      return InvalidArgument(label + ": input " + value_text(id) +
+                             " is not among the graph inputs");
+    }
+  }
+  for (size_t i = 0; i < model.inputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (model.values[model.inputs[i]].name == model.values[model.inputs[j]].name) {
+        return InvalidArgument(label + ": two inputs are named '" +
+                               model.values[model.inputs[i]].name + "'");
+      }
+    }
+  }
+  for (int id : model.outputs) {
+    if (bad_id(id)) {
+      return InvalidArgument(label + ": graph output id " + std::to_string(id) +
+                             " is out of range (" + std::to_string(num_values) + " values)");
+    }
+  }
+  for (size_t s = 0; s < model.steps.size(); ++s) {
+    const ModelStep& step = model.steps[s];
+    if (step.symbol.empty()) {
+      return InvalidArgument(label + ": step " + std::to_string(s) + " ('" + step.label +
+                             "') names no symbol");
+    }
+    for (int id : step.buffers) {
+      if (bad_id(id)) {
+        return InvalidArgument(label + ": step " + std::to_string(s) + " ('" + step.label +
+                               "') uses value id " + std::to_string(id) + ", out of range (" +
+                               std::to_string(num_values) + " values)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+std::string serialize_model(const ModelArtifact& model) {
+  const std::string header = HeaderJson(model).dump();
+  std::string out;
+  out.reserve(kMagic.size() + 28 + header.size() + model.shared_object.size() +
+              model.constants.size() * sizeof(float) + kDigestBytes);
+  out += kMagic;
+  PutU32(out, kModelFormatVersion);
+  PutU64(out, header.size());
+  out += header;
+  PutU64(out, model.shared_object.size());
+  out += model.shared_object;
+  PutU64(out, model.constants.size() * sizeof(float));
+  for (float f : model.constants) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    PutU32(out, bits);
+  }
+  out += Digest(out);
+  return out;
+}
+
+Result<ModelArtifact> parse_model(std::string_view bytes, const std::string& label) {
+  auto invalid = [&](const std::string& what) { return InvalidArgument(label + ": " + what); };
+  if (bytes.size() < kMagic.size() || bytes.substr(0, kMagic.size()) != kMagic) {
+    return invalid("not a kiln model (no KILNMODL magic at the start)");
+  }
+  size_t pos = kMagic.size();
+  // Reads a little-endian field of `width` bytes named `what`, or fails as truncated.
+  auto read_field = [&](int width, const char* what, uint64_t* v) -> Status {
+    if (bytes.size() - pos < static_cast<size_t>(width)) {
+      return invalid("truncated: the file ends (at byte " + std::to_string(bytes.size()) +
+                     ") inside the " + what);
+    }
+    *v = GetLE(bytes, pos, width);
+    pos += width;
+    return Status::Ok();
+  };
+  // Reads a length-prefixed section of `what`; fails if the length overruns the file.
+  auto read_section = [&](const char* what, std::string_view* section) -> Status {
+    uint64_t len = 0;
+    KILN_RETURN_IF_ERROR(read_field(8, what, &len));
+    if (len > bytes.size() - pos) {
+      return invalid(std::string("truncated or corrupt: the ") + what + " claims " +
+                     std::to_string(len) + " bytes but only " + std::to_string(bytes.size() - pos) +
+                     " remain");
+    }
+    *section = bytes.substr(pos, len);
+    pos += len;
+    return Status::Ok();
+  };
+  uint64_t version = 0;
+  KILN_RETURN_IF_ERROR(read_field(4, "format version", &version));
+  if (version != kModelFormatVersion) {
+    return invalid("format version " + std::to_string(version) + ", but this kiln reads version " +
+                   std::to_string(kModelFormatVersion) +
+                   (version > kModelFormatVersion ? " (recompile the model with this kiln)" : ""));
+  }
+  std::string_view header, so, constants;
+  KILN_RETURN_IF_ERROR(read_section("header", &header));
+  KILN_RETURN_IF_ERROR(read_section("shared object", &so));
+  KILN_RETURN_IF_ERROR(read_section("constants", &constants));
+  if (bytes.size() - pos < kDigestBytes) {
+    return invalid("truncated: " + std::to_string(bytes.size() - pos) +
+                   " bytes of the 32-byte SHA-256 trailer");
+  }
+  if (bytes.size() - pos > kDigestBytes) {
+    return invalid(std::to_string(bytes.size() - pos - kDigestBytes) +
+                   " unexpected bytes after the SHA-256 trailer");
+  }
+  if (Digest(bytes.substr(0, pos)) != bytes.substr(pos)) {
+    return invalid("checksum mismatch: the file is corrupt (its SHA-256 trailer does not match)");
+  }
+  if (constants.size() % sizeof(float) != 0) {
+    return invalid("the constants section has " + std::to_string(constants.size()) +
+                   " bytes, not a whole number of float32");
+  }
+
+  ModelArtifact model;
+  try {
+    json h = json::parse(header);
+    KILN_RETURN_IF_ERROR(HeaderFromJson(h, &model, label));
+  } catch (const json::exception& e) {
+    return invalid(std::string("malformed header: ") + e.what());
+  }
+  model.shared_object = std::string(so);
+  model.constants.resize(constants.size() / sizeof(float));
+  for (size_t i = 0; i < model.constants.size(); ++i) {
+    const auto bits = static_cast<uint32_t>(GetLE(constants, i * sizeof(float), 4));
+    std::memcpy(&model.constants[i], &bits, sizeof bits);
+  }
+  KILN_RETURN_IF_ERROR(validate_model(model, label));
+  return model;
+}
+
+Status write_model_file(const ModelArtifact& model, const std::string& path) {
+  const std::string bytes = serialize_model(model);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return IoError("cannot open '" + path + "' for writing: " + std::strerror(errno));
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) return IoError("writing '" + path + "' failed: " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Result<ModelArtifact> read_model_file(const std::string& path) {
+  // One read of the whole file, sized first: models carry tens of megabytes of weights.
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);  // fails for a directory too
+  if (ec) return IoError("cannot read '" + path + "': " + ec.message());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot open '" + path + "': " + std::strerror(errno));
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (!in) return IoError("reading '" + path + "' failed: " + std::strerror(errno));
+  return parse_model(bytes, path);
+}
+
+}  // namespace kiln
