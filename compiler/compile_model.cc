@@ -561,6 +561,12 @@ Status ModelCompiler::emit_node(size_t index) {
 // constant is copied into an output value.
 Status ModelCompiler::emit_output_copies() {
   for (const std::string& name : graph_.outputs) {
+    const frontend::Tensor& t = graph_.tensor(name);
+    if (t.dtype != frontend::DType::kFloat32) {
+      return UnimplementedError(graph_.source + ": graph output '" + name + "' is " +
+                                frontend::dtype_name(t.dtype) +
+                                "; compiled models return float32 tensors only");
+    }
     KILN_ASSIGN_OR_RETURN(int v, value_of(name));
     if (values_[v].kind == ModelValueKind::kOutput) continue;
     int out = add_value(name, graph_.tensor(name).shape, ModelValueKind::kOutput);
@@ -588,6 +594,9 @@ Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
     KILN_RETURN_IF_ERROR(emit_node(i));
   }
   KILN_RETURN_IF_ERROR(emit_output_copies());
+  // Every graph input is an input of the model, even one no kernel reads; one that is not float32
+  // data (a shape or an index given at run time) is refused by value_of.
+  for (const std::string& name : graph_.inputs) KILN_RETURN_IF_ERROR(value_of(name).status());
 
   ModelArtifact model;
   model.kiln_version = KILN_VERSION;

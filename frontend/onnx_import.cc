@@ -3,7 +3,9 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <set>
@@ -53,6 +55,26 @@ Result<onnx::ModelProto> parse_model(const std::string& path) {
   return model;
 }
 
+// A model of an opset older than kiln reads is upgraded to kMinOpset with ONNX's own version
+// converter (operators whose semantics changed are rewritten by its adapters); a model it cannot
+// convert keeps its opset and is refused by default_opset.
+Status upgrade_old_opset(onnx::ModelProto* model, const std::string& source) {
+  for (const onnx::OperatorSetIdProto& id : model->opset_import()) {
+    if (!is_default_domain(id.domain()) || id.version() >= kMinOpset) continue;
+    try {
+      *model = onnx::version_conversion::ConvertVersion(*model, static_cast<int>(kMinOpset));
+    } catch (const std::exception& e) {
+      return UnimplementedError(
+          source + ": ONNX opset " + std::to_string(id.version()) +
+          " is not supported (kiln reads opsets " + std::to_string(kMinOpset) + " to " +
+          std::to_string(kMaxOpset) +
+          ", and ONNX's version converter could not upgrade it: " + one_line(e.what()) + ")");
+    }
+    break;
+  }
+  return Status::Ok();
+}
+
 Result<int64_t> default_opset(const onnx::ModelProto& model, const std::string& source) {
   for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
     if (!is_default_domain(id.domain())) continue;
@@ -84,6 +106,50 @@ std::set<std::string> initializer_names(const onnx::GraphProto& graph) {
   std::set<std::string> names;
   for (const onnx::TensorProto& t : graph.initializer()) names.insert(t.name());
   return names;
+}
+
+// Turns the graph inputs that `options` binds into initializers holding the given values.
+Status bind_inputs(onnx::GraphProto* graph, const ImportOptions& options,
+                   const std::string& source) {
+  for (const auto& [name, tensor] : options.bound_inputs) {
+    std::string where = source + ": bound input '" + name + "'";
+    auto* inputs = graph->mutable_input();
+    auto it = std::find_if(inputs->begin(), inputs->end(),
+                           [&](const onnx::ValueInfoProto& v) { return v.name() == name; });
+    if (it == inputs->end()) return InvalidArgument(where + " is not an input of the graph");
+    const onnx::TypeProto_Tensor& type = it->type().tensor_type();
+    if (type.elem_type() != static_cast<int32_t>(tensor.dtype)) {
+      return InvalidArgument(where + " is " + dtype_name(tensor.dtype) + ", the input " +
+                             dtype_name(static_cast<DType>(type.elem_type())));
+    }
+    if (tensor.dtype != DType::kFloat32 && tensor.dtype != DType::kInt64) {
+      return InvalidArgument(where + ": only float32 and int64 inputs can be bound");
+    }
+    if (type.has_shape()) {
+      bool same_rank = type.shape().dim_size() == static_cast<int>(tensor.shape.size());
+      for (int d = 0; same_rank && d < type.shape().dim_size(); ++d) {
+        const auto& dim = type.shape().dim(d);
+        if (dim.has_dim_value() && dim.dim_value() != tensor.shape[d]) same_rank = false;
+      }
+      if (!same_rank) {
+        return InvalidArgument(where + ": shape " + dims_text(tensor.shape) +
+                               " does not fit the input's");
+      }
+    }
+    int64_t count = tensor.num_elements();
+    if ((tensor.dtype == DType::kFloat32 ? tensor.f32.size() : tensor.i64.size()) !=
+        static_cast<size_t>(count)) {
+      return InvalidArgument(where + ": " + std::to_string(count) + " values expected");
+    }
+    onnx::TensorProto* init = graph->add_initializer();
+    init->set_name(name);
+    init->set_data_type(static_cast<int32_t>(tensor.dtype));
+    for (int64_t d : tensor.shape) init->add_dims(d);
+    for (float v : tensor.f32) init->add_float_data(v);
+    for (int64_t v : tensor.i64) init->add_int64_data(v);
+    inputs->erase(it);
+  }
+  return Status::Ok();
 }
 
 // Gives every graph input a static shape: its own, or the one `options` gives where the model
@@ -264,9 +330,11 @@ Result<Graph> build_graph(const onnx::ModelProto& model, int64_t opset,
 
 Result<Graph> import_onnx(const std::string& path, const ImportOptions& options) {
   KILN_ASSIGN_OR_RETURN(onnx::ModelProto model, parse_model(path));
+  KILN_RETURN_IF_ERROR(upgrade_old_opset(&model, path));
   KILN_ASSIGN_OR_RETURN(int64_t opset, default_opset(model, path));
   KILN_RETURN_IF_ERROR(check_model(&model, path));
   KILN_RETURN_IF_ERROR(check_operators(model.graph(), path));
+  KILN_RETURN_IF_ERROR(bind_inputs(model.mutable_graph(), options, path));
   KILN_RETURN_IF_ERROR(fix_input_shapes(model.mutable_graph(), options, path));
 
   std::vector<int> node_index(model.graph().node_size());

@@ -31,6 +31,11 @@ struct ImportOptions {
   // Full shapes of graph inputs, by name, for inputs with symbolic dimensions (e.g. a batch
   // dimension "N"). A given shape must have the input's rank and agree with its fixed dimensions.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Graph inputs bound to fixed values before shape inference, as TVM's freeze_params binds
+  // them: they become constants (e.g. the int64 shape, axes or indices inputs of ONNX's node
+  // tests, which kiln needs at compile time). Each must name a graph input and match its dtype
+  // and shape; float32 and int64 tensors only.
+  std::map<std::string, Tensor> bound_inputs = {};
 };
 
 Result<Graph> import_onnx(const std::string& path, const ImportOptions& options = {});

@@ -78,11 +78,12 @@ Status GraphExecutor::Impl::Plan() {
       last[r] = s;
     }
   }
-  // Each output must be computed by some step, unless it is (a view of) data the model has.
+  // Each output must be computed by some step, unless it is (a view of) data the model has or
+  // has no elements.
   for (int id : model.outputs) {
     const ModelValueKind kind = model.values[root[id]].kind;
     if (kind != ModelValueKind::kInput && kind != ModelValueKind::kConstant &&
-        first[root[id]] < 0) {
+        model.values[id].num_elements() > 0 && first[root[id]] < 0) {
       return InvalidArgument(label + ": output '" + model.values[id].name +
                              "' is not written by any step");
     }
@@ -95,7 +96,9 @@ Status GraphExecutor::Impl::Plan() {
   for (int id = 0; id < num_values; ++id) {
     if (model.values[id].kind != ModelValueKind::kIntermediate || first[id] < 0) continue;
     planned.push_back(id);
-    live.push_back({model.values[id].num_elements() * static_cast<int64_t>(sizeof(float)),
+    // An empty tensor still gets one element's storage: kernels never touch it.
+    live.push_back({std::max<int64_t>(1, model.values[id].num_elements()) *
+                        static_cast<int64_t>(sizeof(float)),
                     first[id], last[id]});
   }
   const MemoryPlan plan = plan_memory(live);
@@ -115,7 +118,8 @@ Status GraphExecutor::Impl::Plan() {
     if (v.kind == ModelValueKind::kInput || v.kind == ModelValueKind::kOutput ||
         (v.kind == ModelValueKind::kIntermediate && first[id] < 0)) {
       // Unused intermediates get a buffer too, so that no storage pointer is ever null.
-      owned.push_back(AllocateAligned(v.num_elements() * static_cast<int64_t>(sizeof(float))));
+      owned.push_back(AllocateAligned(std::max<int64_t>(1, v.num_elements()) *
+                                      static_cast<int64_t>(sizeof(float))));
       storage[id] = owned.back().get();
     } else if (v.kind == ModelValueKind::kConstant) {
       storage[id] = constants.get() + v.constant_offset;

@@ -131,11 +131,12 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// Element count of a shape, or -1 if a dimension is not positive or the count is too large.
+// Element count of a shape (0 for an empty tensor), or -1 if a dimension is negative or the
+// count is too large.
 int64_t CheckedElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d <= 0 || n > kMaxElements / d) return -1;
+    if (d < 0 || (d > 0 && n > kMaxElements / d)) return -1;
     n *= d;
   }
   return n;
@@ -160,7 +161,7 @@ Status validate_model(const ModelArtifact& model, const std::string& label) {
     const int64_t n = CheckedElements(v.shape);
     if (n < 0) {
       return InvalidArgument(label + ": " + value_text(id) + " has shape " + ShapeText(v.shape) +
-                             ": dimensions must be positive and the size reasonable");
+                             ": dimensions must be non-negative and the size reasonable");
     }
     if (v.kind == ModelValueKind::kConstant) {
       const auto blob = static_cast<int64_t>(model.constants.size());

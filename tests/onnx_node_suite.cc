@@ -1,10 +1,14 @@
 #include "tests/onnx_node_suite.h"
 
+#include <onnx/onnx_pb.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <set>
 #include <span>
 #include <sstream>
 
@@ -38,6 +42,21 @@ NodeTestOutcome failed(std::string detail, double seconds = 0) {
 
 // The data set's tensors named `prefix`_0.pb, _1.pb, ... in order, stopping at the first index
 // that has no file.
+// The graph's inputs that are not initializers, in order, read from the file itself (so that a
+// model kiln cannot import still pairs its inputs with the test data).
+Result<std::vector<std::string>> graph_input_names(const std::string& model_path) {
+  std::ifstream in(model_path, std::ios::binary);
+  onnx::ModelProto model;
+  if (!in || !model.ParseFromIstream(&in)) return InvalidArgument(model_path + ": not readable");
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& t : model.graph().initializer()) initializers.insert(t.name());
+  std::vector<std::string> names;
+  for (const onnx::ValueInfoProto& v : model.graph().input()) {
+    if (!initializers.count(v.name())) names.push_back(v.name());
+  }
+  return names;
+}
+
 Result<std::vector<frontend::Tensor>> read_tensors(const fs::path& data_set,
                                                    const std::string& prefix) {
   std::vector<frontend::Tensor> tensors;
@@ -105,19 +124,36 @@ NodeTestOutcome run_node_test(const std::string& dir, int threads) {
   const fs::path data_set = root / "test_data_set_0";
   const std::string model_path = (root / "model.onnx").string();
 
-  Result<frontend::Graph> graph = frontend::import_onnx(model_path);
-  if (!graph.ok()) return from_error("import", graph.status());
-
   Result<std::vector<frontend::Tensor>> inputs = read_tensors(data_set, "input");
   if (!inputs.ok()) return failed("reading the test data: " + inputs.status().message());
   Result<std::vector<frontend::Tensor>> refs = read_tensors(data_set, "output");
   if (!refs.ok()) return failed("reading the test data: " + refs.status().message());
   if (refs->empty()) return failed(data_set.string() + " has no output_0.pb");
+
+  // kiln computes in float32; an int64 input (a shape, axes, indices, pads) is a parameter it
+  // needs at compile time, so it is bound to the test's value, as TVM's freeze_params would.
   // ONNX's test data feed the graph's inputs in order (the node tests have no initializers).
-  if (inputs->size() != graph->inputs.size() || refs->size() != graph->outputs.size()) {
+  frontend::ImportOptions import_options;
+  Result<std::vector<std::string>> names = graph_input_names(model_path);
+  if (!names.ok()) return failed(names.status().message());
+  if (names->size() != inputs->size()) {
+    return failed("the model has " + std::to_string(names->size()) + " inputs, the test data " +
+                  std::to_string(inputs->size()));
+  }
+  std::vector<std::pair<std::string, const frontend::Tensor*>> fed;
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    if ((*inputs)[i].dtype == frontend::DType::kInt64) {
+      import_options.bound_inputs[(*names)[i]] = (*inputs)[i];
+    } else {
+      fed.push_back({(*names)[i], &(*inputs)[i]});
+    }
+  }
+  Result<frontend::Graph> graph = frontend::import_onnx(model_path, import_options);
+  if (!graph.ok()) return from_error("import", graph.status());
+  if (fed.size() != graph->inputs.size() || refs->size() != graph->outputs.size()) {
     return failed("the model has " + std::to_string(graph->inputs.size()) + " inputs and " +
                   std::to_string(graph->outputs.size()) + " outputs, the test data " +
-                  std::to_string(inputs->size()) + " and " + std::to_string(refs->size()));
+                  std::to_string(fed.size()) + " and " + std::to_string(refs->size()));
   }
 
   compiler::CompileOptions options;  // host target, no store: fallback configs
@@ -131,17 +167,17 @@ NodeTestOutcome run_node_test(const std::string& dir, int threads) {
       GraphExecutor::create(std::move(*artifact), threads, model_path);
   if (!executor.ok()) return failed("load: " + executor.status().message(), seconds);
   GraphExecutor& ex = **executor;
-  if (ex.num_inputs() != static_cast<int>(inputs->size()) ||
+  if (ex.num_inputs() != static_cast<int>(fed.size()) ||
       ex.num_outputs() != static_cast<int>(refs->size())) {
     return failed("the compiled model has " + std::to_string(ex.num_inputs()) + " inputs and " +
                       std::to_string(ex.num_outputs()) + " outputs, the graph " +
-                      std::to_string(inputs->size()) + " and " + std::to_string(refs->size()),
+                      std::to_string(fed.size()) + " and " + std::to_string(refs->size()),
                   seconds);
   }
 
-  for (size_t i = 0; i < inputs->size(); ++i) {
-    const frontend::Tensor& x = (*inputs)[i];
-    const std::string& name = graph->inputs[i];
+  for (size_t i = 0; i < fed.size(); ++i) {
+    const frontend::Tensor& x = *fed[i].second;
+    const std::string& name = fed[i].first;
     // The compiler accepted the model, so every input it kept is data kiln computes on: a
     // non-float32 one here is a compiler bug, not an unsupported feature.
     if (x.dtype != frontend::DType::kFloat32) {
