@@ -139,8 +139,8 @@ TEST(ModelArtifactTest, InconsistentHeadersAreRejected) {
   const Case cases[] = {
       {"step value id", [](ModelArtifact& m) { m.steps[2].buffers[1] = 99; },
        "step 2 ('t3 = t2 + 1') uses value id 99, out of range"},
-      {"negative value id", [](ModelArtifact& m) { m.steps[0].buffers[0] = -1; },
-       "uses value id -1"},
+      {"negative value id", [](ModelArtifact& m) { m.steps[0].buffers[0] = -2; },
+       "uses value id -2"},
       {"output id", [](ModelArtifact& m) { m.outputs[0] = 10; }, "graph output id 10"},
       {"input id", [](ModelArtifact& m) { m.inputs[0] = 42; }, "graph input id 42"},
       {"input kind", [](ModelArtifact& m) { m.inputs.push_back(2); }, "is of kind 'intermediate'"},
@@ -150,8 +150,8 @@ TEST(ModelArtifactTest, InconsistentHeadersAreRejected) {
        "beyond the constants blob"},
       {"negative constant offset", [](ModelArtifact& m) { m.values[1].constant_offset = -1; },
        "beyond the constants blob"},
-      {"zero dimension", [](ModelArtifact& m) { m.values[3].shape = {0}; },
-       "value 3 ('t2') has shape [0]"},
+      {"negative dimension", [](ModelArtifact& m) { m.values[3].shape = {-4}; },
+       "value 3 ('t2') has shape [-4]"},
       {"huge shape",
        [](ModelArtifact& m) {
          m.values[3].shape = {1 << 30, 1 << 30, 1 << 30};
