@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
-#include <map>
 
 #include "compiler/lowering_util.h"
 #include "compiler/lowerings.h"
