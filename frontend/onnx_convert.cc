@@ -47,8 +47,8 @@ Result<Node> node_from_proto(const onnx::NodeProto& proto, int index, const std:
         break;
       default:
         if (node.op_type == "Constant") break;  // its value is read by constant folding
-        return InvalidArgument(source + ": " + node.describe() + ": attribute '" + a.name() +
-                               "' has a type kiln does not read (graph, tensor or sparse)");
+        return UnimplementedError(source + ": " + node.describe() + ": attribute '" + a.name() +
+                                  "' has a type kiln does not read (graph, tensor or sparse)");
     }
   }
   return node;

@@ -57,9 +57,10 @@ Result<int64_t> default_opset(const onnx::ModelProto& model, const std::string& 
   for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
     if (!is_default_domain(id.domain())) continue;
     if (id.version() < kMinOpset || id.version() > kMaxOpset) {
-      return InvalidArgument(source + ": ONNX opset " + std::to_string(id.version()) +
-                             " is not supported (kiln reads opsets " + std::to_string(kMinOpset) +
-                             " to " + std::to_string(kMaxOpset) + ")");
+      return UnimplementedError(source + ": ONNX opset " + std::to_string(id.version()) +
+                                " is not supported (kiln reads opsets " +
+                                std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+                                ")");
     }
     return static_cast<int64_t>(id.version());
   }
@@ -72,9 +73,9 @@ Status check_operators(const onnx::GraphProto& graph, const std::string& source)
     if (is_default_domain(node.domain()) && is_supported_op(node.op_type())) continue;
     std::string op =
         is_default_domain(node.domain()) ? node.op_type() : node.domain() + "." + node.op_type();
-    return InvalidArgument(source + ": node '" + node.name() + "' (#" + std::to_string(i) + ", " +
-                           op + "): unsupported operator " + op +
-                           "; kiln supports: " + supported_ops_list());
+    return UnimplementedError(source + ": node '" + node.name() + "' (#" + std::to_string(i) +
+                              ", " + op + "): unsupported operator " + op +
+                              "; kiln supports: " + supported_ops_list());
   }
   return Status::Ok();
 }
@@ -227,12 +228,12 @@ Result<Graph> build_graph(const onnx::ModelProto& model, int64_t opset,
       if (name.empty()) continue;
       auto it = graph.tensors.find(name);
       if (it == graph.tensors.end()) {
-        return InvalidArgument(where + ": the shape of its output '" + name +
-                               "' cannot be inferred statically (kiln needs static shapes)");
+        return UnimplementedError(where + ": the shape of its output '" + name +
+                                  "' cannot be inferred statically (kiln needs static shapes)");
       }
       if (!is_parameter_output(node.op_type, i) && it->second.dtype != DType::kFloat32) {
-        return InvalidArgument(where + ": output '" + name + "' is " +
-                               dtype_name(it->second.dtype) + "; kiln computes in float32 only");
+        return UnimplementedError(where + ": output '" + name + "' is " +
+                                  dtype_name(it->second.dtype) + "; kiln computes in float32 only");
       }
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -240,20 +241,20 @@ Result<Graph> build_graph(const onnx::ModelProto& model, int64_t opset,
       if (name.empty()) continue;
       auto it = graph.tensors.find(name);
       if (it == graph.tensors.end()) {
-        return InvalidArgument(where + ": the shape of its input '" + name +
-                               "' cannot be inferred statically (kiln needs static shapes)");
+        return UnimplementedError(where + ": the shape of its input '" + name +
+                                  "' cannot be inferred statically (kiln needs static shapes)");
       }
       if (!is_parameter_input(node.op_type, i) && it->second.dtype != DType::kFloat32) {
-        return InvalidArgument(where + ": input '" + name + "' is " + dtype_name(it->second.dtype) +
-                               "; kiln computes in float32 only");
+        return UnimplementedError(where + ": input '" + name + "' is " +
+                                  dtype_name(it->second.dtype) + "; kiln computes in float32 only");
       }
     }
     graph.nodes.push_back(std::move(node));
   }
   for (const std::string& name : graph.outputs) {
     if (!graph.tensors.count(name)) {
-      return InvalidArgument(source + ": the shape of graph output '" + name +
-                             "' cannot be inferred statically");
+      return UnimplementedError(source + ": the shape of graph output '" + name +
+                                "' cannot be inferred statically");
     }
   }
   return graph;

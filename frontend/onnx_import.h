@@ -10,6 +10,9 @@
 // and op type) or tensor: a file that is not ONNX or is truncated, a model the checker rejects,
 // an unsupported operator (with the list of supported ones), a non-float32 tensor in a compute
 // path, a symbolic input dimension without a shape for it, a shape that cannot be inferred.
+// What kiln does not support in a valid model (an operator, the opset, a non-float32 tensor in a
+// compute path, a shape that cannot be inferred statically, a graph-valued attribute) is
+// kUnimplemented; a file that is not a valid model, or a bad input shape, is kInvalidArgument.
 #pragma once
 
 #include <cstdint>

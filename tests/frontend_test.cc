@@ -139,6 +139,44 @@ TEST(FrontendImport, InputShapeFixesSymbolicBatchBeforeFolding) {
   EXPECT_NE(unknown.status().message().find("'Z', which is not an input"), std::string::npos);
 }
 
+// What kiln does not support in a valid model is kUnimplemented (a limitation: the ONNX
+// conformance suite reports such a test as not run); a broken input is kInvalidArgument.
+TEST(FrontendImport, UnsupportedFeaturesAreUnimplementedBadInputIsInvalid) {
+  testing::OnnxModel sine;
+  sine.input("X", {1, 4});
+  sine.node("Sin", {"X"}, {"Y"});
+  sine.output("Y");
+  testing::OnnxModel float64;
+  float64.input("X", {1, 4}, onnx::TensorProto::DOUBLE);
+  float64.node("Relu", {"X"}, {"Y"});
+  float64.output("Y", onnx::TensorProto::DOUBLE);
+  testing::OnnxModel dynamic_reshape;
+  dynamic_reshape.input("X", {2, 6});
+  dynamic_reshape.input("target", {2}, onnx::TensorProto::INT64);
+  dynamic_reshape.node("Reshape", {"X", "target"}, {"Y"});
+  dynamic_reshape.output("Y");
+  testing::OnnxModel opset9(9);
+  opset9.input("X", {1, 4});
+  opset9.node("Relu", {"X"}, {"Y"});
+  opset9.output("Y");
+  for (auto* m : {&sine, &float64, &dynamic_reshape, &opset9}) {
+    Result<Graph> g = import_onnx(m->write("unimplemented"));
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.status().code(), StatusCode::kUnimplemented) << g.status().message();
+  }
+
+  testing::OnnxModel symbolic;
+  symbolic.input("X", {-1, 4});
+  symbolic.node("Relu", {"X"}, {"Y"});
+  symbolic.output("Y");
+  for (const std::string& path :
+       {symbolic.write("symbolic"), testing::OnnxModel::temp_path("no_such_model.onnx")}) {
+    Result<Graph> g = import_onnx(path);
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument) << g.status().message();
+  }
+}
+
 TEST(FrontendImport, ParsesInputShapes) {
   auto ok = frontend::parse_input_shape("input.1=1x3x224x224");
   ASSERT_TRUE(ok.ok()) << ok.status().message();
