@@ -957,6 +957,26 @@ TEST(CompilerDataMovement, ConcatAndSplit) {
   }
 }
 
+TEST(CompilerDataMovement, ZeroSizedSplit) {
+  TestGraph t;
+  t.data("x", {0});
+  for (const char* o : {"a", "b", "c"}) t.data(o, {0});
+  t.ints("split", {3}, {0, 0, 0});
+  t.node("Split", {"x", "split"}, {"a", "b", "c"});
+  auto out = lower_and_run(t, {{}});
+  ASSERT_EQ(out.size(), 3u);
+  for (const Floats& o : out) EXPECT_TRUE(o.empty());
+
+  TestGraph uneven;  // equal parts that do not divide the axis
+  uneven.data("x", {5});
+  uneven.data("a", {2});
+  uneven.data("b", {3});
+  uneven.node("Split", {"x"}, {"a", "b"});
+  auto p = compiler::lower_node(uneven.g, uneven.g.nodes.back(), ops::TargetInfo{});
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(CompilerDataMovement, Slice) {
   struct Case {
     std::vector<int64_t> starts, ends, axes, steps;
