@@ -25,6 +25,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "builder/codegen_math.h"
 #include "builder/llvm_init.h"
 #include "ir/analysis.h"
 #include "ir/printer.h"
@@ -242,6 +243,13 @@ class CodeGen {
           f = widen(f);
         }
         return b_.CreateSelect(c, t, f);
+      }
+      case ExprKind::kCall: {
+        llvm::Value* a = emit(e->a);
+        if (!e->b.defined()) return emit_math_call(b_, module_, e->call_op, a);
+        llvm::Value* b = emit(e->b);
+        match(a, b);
+        return emit_math_call(b_, module_, e->call_op, a, b);
       }
       default:
         break;

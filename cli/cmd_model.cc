@@ -5,10 +5,10 @@
 
 #include "cli/common.h"
 #include "compiler/compile_model.h"
-#include "runtime/model_artifact.h"
-#include "store/record_store.h"
 #include "frontend/onnx_import.h"
 #include "frontend/task_extraction.h"
+#include "runtime/model_artifact.h"
+#include "store/record_store.h"
 
 namespace kiln::cli {
 
@@ -123,9 +123,10 @@ Command add_compile_command(CLI::App& app) {
     ModelArtifact model = value_or_exit(compiler::compile_model(graph, options, &report));
     ok_or_exit(write_model_file(model, o->output));
     int tasks = static_cast<int>(report.tasks.size());
-    std::printf("%s: %d kernels (%d nodes fused), %d tasks: %d tuned, %d untuned; built in %.1f s\n",
-                o->model.c_str(), report.kernels, report.fused_nodes, tasks,
-                tasks - report.untuned_tasks, report.untuned_tasks, report.build_seconds);
+    std::printf(
+        "%s: %d kernels (%d nodes fused), %d tasks: %d tuned, %d untuned; built in %.1f s\n",
+        o->model.c_str(), report.kernels, report.fused_nodes, tasks, tasks - report.untuned_tasks,
+        report.untuned_tasks, report.build_seconds);
     for (const compiler::CompiledTask& t : report.tasks) {
       std::printf("  %-7s %-26s x%-2d %s %s\n", t.tuned ? "tuned" : "untuned",
                   t.template_name.c_str(), t.count, t.workload.c_str(), t.config.c_str());

@@ -151,6 +151,7 @@ struct RunOptions {
   int threads = default_num_threads();
   int repeat = 50;
   int warmup = 5;
+  int profile = 0;  // bench: print the N steps that take the most time
 };
 
 void AddCommonOptions(CLI::App* cmd, RunOptions* o) {
@@ -187,6 +188,25 @@ int RunModel(const RunOptions& o) {
   return 0;
 }
 
+// Per-step times over `repeat` profiled runs, the `top` slowest steps first.
+void PrintProfile(GraphExecutor& exec, int repeat, int top) {
+  std::vector<double> seconds;
+  for (int r = 0; r < repeat; ++r) exec.run_profiled(&seconds);
+  double total = 0;
+  for (double t : seconds) total += t;
+  std::vector<size_t> order(seconds.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return seconds[a] > seconds[b]; });
+  std::printf("profile: %.4f ms per run in %zu steps; the slowest:\n", total * 1e3 / repeat,
+              seconds.size());
+  for (size_t k = 0; k < order.size() && k < static_cast<size_t>(top); ++k) {
+    const ModelStep& step = exec.model().steps[order[k]];
+    std::printf("  %8.4f ms %5.1f%%  #%-3zu %s (%s)\n", seconds[order[k]] * 1e3 / repeat,
+                100 * seconds[order[k]] / total, order[k], step.label.c_str(), step.symbol.c_str());
+  }
+}
+
 int BenchModel(const RunOptions& o) {
   auto exec = LoadModel(o.model, o.threads);
   auto inputs = ReadInputs(*exec, o.inputs);
@@ -221,6 +241,7 @@ int BenchModel(const RunOptions& o) {
   std::printf("arena %lld bytes (without reuse %lld bytes)\n",
               static_cast<long long>(exec->arena_bytes()),
               static_cast<long long>(exec->unplanned_bytes()));
+  if (o.profile > 0) PrintProfile(*exec, o.repeat, o.profile);
   return 0;
 }
 
@@ -250,6 +271,8 @@ Command add_bench_command(CLI::App& app) {
                   "pattern in [-1, 1)");
   add_bounded(cmd, "--repeat", &o->repeat, 1, 1000000, "timed runs");
   add_bounded(cmd, "--warmup", &o->warmup, 0, 1000000, "untimed runs before them");
+  add_bounded(cmd, "--profile", &o->profile, 0, 100000,
+              "also time each step over --repeat runs and print the N slowest (0: off)");
   return [o] { return BenchModel(*o); };
 }
 

@@ -11,8 +11,7 @@ namespace kiln::compiler {
 namespace {
 
 bool float_constant(const frontend::Graph& g, const std::string& name) {
-  return !name.empty() && g.is_constant(name) &&
-         g.tensor(name).dtype == frontend::DType::kFloat32;
+  return !name.empty() && g.is_constant(name) && g.tensor(name).dtype == frontend::DType::kFloat32;
 }
 
 }  // namespace
@@ -37,7 +36,8 @@ int fold_batch_norms(frontend::Graph* graph) {
     frontend::Node& conv = g.nodes[p->second];
     if (conv.op_type != "Conv" || conv.inputs.size() < 2) continue;
     bool has_bias = conv.inputs.size() > 2 && !conv.inputs[2].empty();
-    bool foldable = float_constant(g, conv.inputs[1]) && (!has_bias || float_constant(g, conv.inputs[2]));
+    bool foldable =
+        float_constant(g, conv.inputs[1]) && (!has_bias || float_constant(g, conv.inputs[2]));
     for (int j = 1; j <= 4; ++j) foldable = foldable && float_constant(g, bn.inputs[j]);
     if (!foldable) continue;
     const frontend::Tensor& w = g.tensor(conv.inputs[1]);

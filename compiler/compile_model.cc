@@ -69,12 +69,8 @@ std::string symbol_safe(const std::string& text) {
 
 // The x86 features a model's code may need, as runtime/model_artifact.h checks them.
 std::vector<std::string> required_features(const Target& target) {
-  static const char* kKnown[] = {"sse4.2",   "avx",      "avx2",       "fma",
-                                 "f16c",     "bmi2",     "avx512f",    "avx512dq",
-                                 "avx512cd", "avx512bw", "avx512vl",   "avx512vnni",
-                                 "avx512bf16"};
   std::vector<std::string> out;
-  for (const char* f : kKnown) {
+  for (const std::string& f : checkable_cpu_features()) {
     if (target.has_feature(f)) out.push_back(f);
   }
   return out;
@@ -146,8 +142,8 @@ class ModelCompiler {
   Status emit_output_copies();
   std::vector<const Node*> absorb_chain(const std::string& anchor,
                                         const std::vector<int64_t>& shape);
-  Result<int> operand(const std::string& tensor, const std::vector<int64_t>& batch,
-                      bool transpose, const std::string& label);
+  Result<int> operand(const std::string& tensor, const std::vector<int64_t>& batch, bool transpose,
+                      const std::string& label);
   void add_kernel(ir::Program program, std::vector<int> values, std::string label);
   void mark_done(const Node& node);
 
@@ -213,8 +209,7 @@ Result<int> ModelCompiler::value_of(const std::string& tensor) {
                                 " is used as data; kiln computes in float32 only");
     }
     id = add_constant(tensor, t.shape, t.f32);
-  } else if (std::find(graph_.inputs.begin(), graph_.inputs.end(), tensor) !=
-             graph_.inputs.end()) {
+  } else if (std::find(graph_.inputs.begin(), graph_.inputs.end(), tensor) != graph_.inputs.end()) {
     if (t.dtype != frontend::DType::kFloat32) {
       return UnimplementedError(graph_.source + ": input '" + tensor + "' of dtype " +
                                 frontend::dtype_name(t.dtype) +
@@ -283,9 +278,9 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(const ops::Workload& 
   for (const ops::Template* tmpl : templates) {
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
     if (!options_.store) continue;
-    KILN_ASSIGN_OR_RETURN(std::optional<store::Record> record,
-                          options_.store->best(target_.to_string(), std::string(tmpl->name()),
-                                               w.to_string()));
+    KILN_ASSIGN_OR_RETURN(
+        std::optional<store::Record> record,
+        options_.store->best(target_.to_string(), std::string(tmpl->name()), w.to_string()));
     if (!record) continue;
     Result<ConfigEntity> config = tmpl->space(w).from_json_entities(record->entities);
     if (!config.ok()) continue;  // a record of another space version: not usable here
@@ -321,8 +316,8 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(const ops::Workload& 
 Result<int> ModelCompiler::operand(const std::string& tensor, const std::vector<int64_t>& batch,
                                    bool transpose, const std::string& label) {
   std::vector<int64_t> shape = graph_.tensor(tensor).shape;
-  if (shape.size() == 1) shape = transpose ? std::vector<int64_t>{shape[0], 1}
-                                           : std::vector<int64_t>{1, shape[0]};
+  if (shape.size() == 1)
+    shape = transpose ? std::vector<int64_t>{shape[0], 1} : std::vector<int64_t>{1, shape[0]};
   std::vector<int64_t> own_batch(shape.begin(), shape.end() - 2);
   while (own_batch.size() < batch.size()) own_batch.insert(own_batch.begin(), 1);
   KILN_ASSIGN_OR_RETURN(int in, value_of(tensor));
@@ -363,8 +358,8 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
   } else if (op == "dense") {
     bool trans_a = gemm && node.attr_int("transA", 0);
     bool trans_b = gemm && node.attr_int("transB", 0);
-    KILN_ASSIGN_OR_RETURN(int a, trans_a ? operand(node.inputs[0], {1}, true, label)
-                                         : value_of(node.inputs[0]));
+    KILN_ASSIGN_OR_RETURN(
+        int a, trans_a ? operand(node.inputs[0], {1}, true, label) : value_of(node.inputs[0]));
     // The template wants the weight as [N, K]: ONNX's [K, N] is transposed (at compile time).
     KILN_ASSIGN_OR_RETURN(int w, operand(node.inputs[1], {1}, !trans_b, label));
     args = {a, w};
@@ -383,7 +378,8 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
     bool trans_a = gemm && node.attr_int("transA", 0);
     bool trans_b = gemm && node.attr_int("transB", 0);
     std::vector<int64_t> out_shape = graph_.tensor(node.outputs[0]).shape;
-    std::vector<int64_t> batch(out_shape.begin(), out_shape.end() - std::min<size_t>(2, out_shape.size()));
+    std::vector<int64_t> batch(out_shape.begin(),
+                               out_shape.end() - std::min<size_t>(2, out_shape.size()));
     if (batch.empty()) batch = {1};
     KILN_ASSIGN_OR_RETURN(int a, operand(node.inputs[0], batch, trans_a, label));
     KILN_ASSIGN_OR_RETURN(int b, operand(node.inputs[1], batch, !trans_b, label));
@@ -446,8 +442,8 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
       label += chain.empty() ? "" : " + " + std::to_string(chain.size()) + " fused";
     } else {
       // The kernel accumulates in its output: the epilogue runs as a kernel of its own.
-      int product_value = add_value(anchor + "/product", out_buffer->shape,
-                                    ModelValueKind::kIntermediate);
+      int product_value =
+          add_value(anchor + "/product", out_buffer->shape, ModelValueKind::kIntermediate);
       args.push_back(product_value);
       ir::Buffer in("in", out_buffer->shape, ir::BufferScope::kArgument);
       ir::Buffer out("out", out_buffer->shape, ir::BufferScope::kArgument);
@@ -465,8 +461,8 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
       }
       // Workspace of the template stays with the template's kernel.
       for (size_t i = program.num_inputs + program.num_outputs; i < program.buffers.size(); ++i) {
-        args.push_back(add_value(label + "/" + program.buffers[i]->name,
-                                 program.buffers[i]->shape, ModelValueKind::kIntermediate));
+        args.push_back(add_value(label + "/" + program.buffers[i]->name, program.buffers[i]->shape,
+                                 ModelValueKind::kIntermediate));
       }
       add_kernel(std::move(program), std::move(args), label);
       apply_values.push_back(produced_value(result));
@@ -505,8 +501,7 @@ Status ModelCompiler::emit_elementwise(size_t index) {
       absorb_chain(node.outputs[0], graph_.tensor(node.outputs[0]).shape);
   nodes.insert(nodes.end(), chain.begin(), chain.end());
   ElementwiseGroup group{nodes};
-  KILN_ASSIGN_OR_RETURN(ir::Program program,
-                        lower_elementwise_group(graph_, group, target_info_));
+  KILN_ASSIGN_OR_RETURN(ir::Program program, lower_elementwise_group(graph_, group, target_info_));
   std::vector<int> values;
   for (const std::string& t : external_inputs(graph_, group)) {
     KILN_ASSIGN_OR_RETURN(int v, value_of(t));

@@ -25,15 +25,15 @@ class RecordStore;
 namespace kiln::compiler {
 
 struct CompileOptions {
-  std::string target = "llvm";              // as `--target` takes it
+  std::string target = "llvm";          // as `--target` takes it
   store::RecordStore* store = nullptr;  // best records; null: fallback configs only
-  int jobs = 2;                             // kernels built in parallel
+  int jobs = 2;                         // kernels built in parallel
 };
 
 struct CompiledTask {
   std::string template_name;
   std::string workload;
-  int count = 0;     // nodes using it
+  int count = 0;       // nodes using it
   bool tuned = false;  // from the store, else the fallback config
   std::string config;  // the config's entities, as `kiln best` prints them
 };
@@ -41,8 +41,8 @@ struct CompiledTask {
 struct CompileReport {
   std::vector<CompiledTask> tasks;
   int untuned_tasks = 0;
-  int kernels = 0;            // steps in the compiled model
-  int fused_nodes = 0;        // elementwise / BatchNormalization nodes fused away
+  int kernels = 0;      // steps in the compiled model
+  int fused_nodes = 0;  // elementwise / BatchNormalization nodes fused away
   double build_seconds = 0;
 };
 

@@ -50,10 +50,8 @@ ir::Program matmul_operand_program(const std::vector<int64_t>& in_shape,
   program.buffers = {in, out};
   program.num_inputs = 1;
   program.num_outputs = 1;
-  program.stages = {{name, ir::LoopNest({{b, product(batch)},
-                                         {i, rows, LoopKind::kParallel},
-                                         {j, cols}},
-                                        body)}};
+  program.stages = {
+      {name, ir::LoopNest({{b, product(batch)}, {i, rows, LoopKind::kParallel}, {j, cols}}, body)}};
   return program;
 }
 
@@ -104,7 +102,8 @@ ir::Program copy_program(int64_t elements, const std::string& name) {
   program.buffers = {in, out};
   program.num_inputs = 1;
   program.num_outputs = 1;
-  program.stages = {{name, ir::For(i, elements, LoopKind::kSerial, ir::Store(out, {i}, in.load({i})))}};
+  program.stages = {
+      {name, ir::For(i, elements, LoopKind::kSerial, ir::Store(out, {i}, in.load({i})))}};
   return program;
 }
 

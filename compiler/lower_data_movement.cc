@@ -299,7 +299,7 @@ Result<ir::Program> lower_pad(const Graph& graph, const Node& node, const ops::T
     value = tensor_buffer(graph, node.inputs[2]);
     inputs.push_back(value);
   }
-  const ir::Buffer& in = inputs[0];
+  const ir::Buffer in = inputs[0];
   ir::Buffer out = tensor_buffer(graph, node.outputs[0]);
   const std::string mode = node.attr_string("mode", "constant");
   std::vector<int64_t> in_strides = row_major_strides(in_shape);

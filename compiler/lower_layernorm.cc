@@ -28,7 +28,7 @@ Result<ir::Program> lower_layernorm(const Graph& graph, const Node& node,
   const double eps = node.attr_float("epsilon", 1e-5f);
 
   std::vector<ir::Buffer> inputs = {tensor_buffer(graph, node.inputs[0])};
-  const ir::Buffer& x = inputs[0];
+  const ir::Buffer x = inputs[0];
   // Scale and B: the normalized shape (any leading ones) or one element.
   for (size_t i = 1; i < node.inputs.size() && i < 3; ++i) {
     if (node.inputs[i].empty()) continue;

@@ -25,7 +25,7 @@ constexpr int64_t kVectorsPerChunk = 4;
 }  // namespace
 
 Status unsupported(const frontend::Node& node, const std::string& what) {
-  return InvalidArgument(node.describe() + ": not supported: " + what);
+  return UnimplementedError(node.describe() + ": not supported: " + what);
 }
 
 Status inconsistent(const frontend::Node& node, const std::string& what) {

@@ -16,8 +16,7 @@
 
 namespace kiln::compiler {
 
-// A node attribute combination or input kiln does not handle. StatusCode has no kUnimplemented
-// (op_lowering.h's word): this is kInvalidArgument, with "not supported" in the message.
+// A node attribute combination or input kiln does not handle (kUnimplemented).
 Status unsupported(const frontend::Node& node, const std::string& what);
 // A node inconsistent in itself (shapes that disagree with its attributes, a bad axis).
 Status inconsistent(const frontend::Node& node, const std::string& what);

@@ -1,6 +1,7 @@
 // lower_node's dispatch: each operator family lives in its own file (lowerings.h).
 #include "compiler/op_lowering.h"
 
+#include <map>
 #include <set>
 
 #include "compiler/elementwise.h"
@@ -8,6 +9,40 @@
 #include "compiler/lowerings.h"
 
 namespace kiln::compiler {
+
+namespace {
+
+// An elementwise node as its own group, its arguments made the node's data inputs in order (the
+// group's kernel takes only the tensors it loads: one-element constants are folded, a repeated
+// input is one buffer). Unread arguments get buffers of their own that the kernel ignores.
+Result<ir::Program> lower_elementwise_node(const frontend::Graph& graph, const frontend::Node& node,
+                                           const ops::TargetInfo& target) {
+  ElementwiseGroup group;
+  group.nodes = {&node};
+  KILN_ASSIGN_OR_RETURN(ir::Program program, lower_elementwise_group(graph, group, target));
+  std::map<std::string, ir::Buffer> loaded;
+  for (int i = 0; i < program.num_inputs; ++i)
+    loaded[program.buffers[i]->name] = program.buffers[i];
+  std::vector<ir::Buffer> buffers;
+  for (const std::string& name : node.inputs) {
+    if (name.empty()) continue;
+    auto it = loaded.find(name);
+    if (it != loaded.end()) {
+      buffers.push_back(it->second);
+      loaded.erase(it);
+    } else {
+      buffers.push_back(tensor_buffer(graph, name));
+    }
+  }
+  const int num_inputs = static_cast<int>(buffers.size());
+  buffers.insert(buffers.end(), program.buffers.begin() + program.num_inputs,
+                 program.buffers.end());
+  program.buffers = std::move(buffers);
+  program.num_inputs = num_inputs;
+  return program;
+}
+
+}  // namespace
 
 bool is_view_op(const std::string& op_type) {
   static const std::set<std::string> kViews = {"Reshape",   "Flatten",  "Squeeze",
@@ -22,11 +57,7 @@ Result<ir::Program> lower_node(const frontend::Graph& graph, const frontend::Nod
       node.outputs[0].empty()) {
     return inconsistent(node, "has no data input or output");
   }
-  if (is_elementwise(node)) {
-    ElementwiseGroup group;
-    group.nodes = {&node};
-    return lower_elementwise_group(graph, group, target);
-  }
+  if (is_elementwise(node)) return lower_elementwise_node(graph, node, target);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") {
     return lower_pool(graph, node, target);
   }

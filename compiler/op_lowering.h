@@ -35,7 +35,7 @@ Result<ir::Program> lower_node(const frontend::Graph& graph, const frontend::Nod
 
 // out = transpose(in, perm) as its own kernel (buffers: in, out), for the compiler's layout
 // changes (Gemm transA, MatMul's right operand).
-ir::Program transpose_program(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& perm,
-                              const std::string& name);
+ir::Program transpose_program(const std::vector<int64_t>& in_shape,
+                              const std::vector<int64_t>& perm, const std::string& name);
 
 }  // namespace kiln::compiler

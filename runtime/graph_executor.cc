@@ -1,6 +1,7 @@
 #include "runtime/graph_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -71,6 +72,7 @@ Status GraphExecutor::Impl::Plan() {
   std::vector<int> first(num_values, -1), last(num_values, -1);
   for (int s = 0; s < num_steps; ++s) {
     for (int id : model.steps[s].buffers) {
+      if (id < 0) continue;
       const int r = root[id];
       if (first[r] < 0) first[r] = s;
       last[r] = s;
@@ -123,7 +125,7 @@ Status GraphExecutor::Impl::Plan() {
 
   for (const ModelStep& step : model.steps) {
     std::vector<float*> args;
-    for (int id : step.buffers) args.push_back(storage[id]);
+    for (int id : step.buffers) args.push_back(id < 0 ? nullptr : storage[id]);
     step_args.push_back(std::move(args));
   }
   return Status::Ok();
@@ -205,6 +207,17 @@ void GraphExecutor::run() {
   const KilnRuntimeApi* api = impl_->pool->api();
   for (size_t s = 0; s < impl_->stages.size(); ++s)
     impl_->stages[s](impl_->step_args[s].data(), api);
+}
+
+void GraphExecutor::run_profiled(std::vector<double>* step_seconds) {
+  const KilnRuntimeApi* api = impl_->pool->api();
+  step_seconds->resize(impl_->stages.size(), 0.0);
+  for (size_t s = 0; s < impl_->stages.size(); ++s) {
+    auto start = std::chrono::steady_clock::now();
+    impl_->stages[s](impl_->step_args[s].data(), api);
+    (*step_seconds)[s] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
 }
 
 std::span<const float> GraphExecutor::get_output(int i) const {

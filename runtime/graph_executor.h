@@ -48,6 +48,9 @@ class GraphExecutor {
   Status set_input(const std::string& name, std::span<const float> data);
   // Runs every step in order, each with its buffers, on this executor's thread pool.
   void run();
+  // run(), adding each step's wall time in seconds to (*step_seconds)[step] (resized to the
+  // number of steps): TVM's debug executor, for finding the kernels that take the time.
+  void run_profiled(std::vector<double>* step_seconds);
   // Output i's elements (the storage of the value it views, if it is a view); valid until the
   // next run() or until the executor is destroyed.
   std::span<const float> get_output(int i) const;

@@ -236,7 +236,7 @@ Status validate_model(const ModelArtifact& model, const std::string& label) {
                              "') names no symbol");
     }
     for (int id : step.buffers) {
-      if (bad_id(id)) {
+      if (id != -1 && bad_id(id)) {
         return InvalidArgument(label + ": step " + std::to_string(s) + " ('" + step.label +
                                "') uses value id " + std::to_string(id) + ", out of range (" +
                                std::to_string(num_values) + " values)");

@@ -47,7 +47,9 @@ struct ModelValue {
 
 struct ModelStep {
   std::string symbol;        // the stage function exported by the shared object
-  std::vector<int> buffers;  // value ids passed as the stage's buffers, in order
+  // Value ids passed as the stage's buffers, in order; -1 for a buffer of the kernel's program
+  // that this stage does not touch (it receives a null pointer).
+  std::vector<int> buffers;
   std::string label;         // what it computes, for messages and profiles ("Conv conv1 + Relu")
 };
 

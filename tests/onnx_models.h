@@ -51,6 +51,15 @@ class OnnxModel {
     }
     for (int64_t i = 0; i < n; ++i) t->add_float_data(fill);
   }
+  // A float32 initializer holding `values`; `dims` empty for a scalar.
+  void floats(const std::string& name, const std::vector<int64_t>& dims,
+              const std::vector<float>& values) {
+    onnx::TensorProto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : values) t->add_float_data(v);
+  }
   // An int64 initializer; `dims` empty for a scalar.
   void ints(const std::string& name, const std::vector<int64_t>& dims,
             const std::vector<int64_t>& values) {
@@ -82,6 +91,12 @@ class OnnxModel {
     a->set_name(key);
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t x : v) a->add_ints(x);
+  }
+  static void attr(onnx::NodeProto* n, const std::string& key, float v) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
   }
   static void attr(onnx::NodeProto* n, const std::string& key, const std::string& v) {
     onnx::AttributeProto* a = n->add_attribute();

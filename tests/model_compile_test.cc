@@ -1,0 +1,288 @@
+// Compiled models end to end: the shared models (ResNet-18, MobileNetV2, an MLP) compiled with
+// fallback configs and with tuned records match their reference output; BatchNormalization folding
+// and epilogue fusion are exact; `kiln compile` / `kiln run` work as a user types them.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "builder/target.h"
+#include "compiler/compile_model.h"
+#include "frontend/onnx_import.h"
+#include "frontend/task_extraction.h"
+#include "ops/registry.h"
+#include "runtime/graph_executor.h"
+#include "store/record_store.h"
+#include "tests/onnx_models.h"
+#include "tests/run_kiln.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kModels = fs::path(KILN_SHARED_DIR) / "models";
+
+std::vector<float> read_floats(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<float> data(fs::file_size(path) / sizeof(float));
+  f.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * 4));
+  return data;
+}
+
+// max |y - ref| / max |ref|, the measure.
+double relative_error(std::span<const float> y, const std::vector<float>& ref) {
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    err = std::max(err, std::abs(static_cast<double>(y[i]) - ref[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
+  }
+  return err / scale;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "kiln-model-test-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
+
+struct RunResult {
+  compiler::CompileReport report;
+  std::vector<float> output;
+  std::vector<float> output_two_threads;
+};
+
+RunResult compile_and_run(const std::string& model, store::RecordStore* db = nullptr) {
+  RunResult result;
+  fs::path dir = kModels / model;
+  Result<frontend::Graph> graph = frontend::import_onnx((dir / (model + ".onnx")).string());
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  if (!graph.ok()) return result;
+  compiler::CompileOptions options;
+  options.store = db;
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, options, &result.report);
+  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+  if (!artifact.ok()) return result;
+  Result<std::unique_ptr<GraphExecutor>> exec = GraphExecutor::create(*artifact, 1, model);
+  EXPECT_TRUE(exec.ok()) << exec.status().message();
+  if (!exec.ok()) return result;
+  std::vector<float> input = read_floats(dir / "input.bin");
+  EXPECT_TRUE((*exec)->set_input((*exec)->input_info(0).name, input).ok());
+  (*exec)->run();
+  std::span<const float> out = (*exec)->get_output(0);
+  result.output.assign(out.begin(), out.end());
+  (*exec)->set_threads(2);
+  (*exec)->run();
+  out = (*exec)->get_output(0);
+  result.output_two_threads.assign(out.begin(), out.end());
+  return result;
+}
+
+class SharedModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SharedModel, FallbackConfigsMatchTheReferenceOutput) {
+  if (!fs::exists(kModels))
+    GTEST_SKIP() << "no " << kModels << " (../shared is not beside the repo)";
+  const std::string model = GetParam();
+  RunResult r = compile_and_run(model);
+  std::vector<float> ref = read_floats(kModels / model / "output.bin");
+  ASSERT_EQ(r.output.size(), ref.size());
+  EXPECT_LE(relative_error(r.output, ref), 1e-4);
+  EXPECT_LE(relative_error(r.output_two_threads, ref), 1e-4);
+  EXPECT_GT(r.report.untuned_tasks, 0);
+  EXPECT_EQ(r.report.untuned_tasks, static_cast<int>(r.report.tasks.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SharedModel, ::testing::Values("resnet18", "mobilenet_v2", "mlp"));
+
+// A store holding records (not the fallback configs) for some of ResNet-18's tasks: the compile
+// uses them, says which tasks are tuned, and the output is still right.
+TEST(CompiledModel, TunedRecordsAreUsedAndStayCorrect) {
+  if (!fs::exists(kModels)) GTEST_SKIP() << "no " << kModels;
+  TempDir dir;
+  std::string db_path = (dir / "tuned.db").string();
+  Result<frontend::Graph> graph =
+      frontend::import_onnx((kModels / "resnet18" / "resnet18.onnx").string());
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  frontend::TaskExtraction extraction = frontend::extract_tasks(*graph);
+  Target host = builder::host_target();
+  ops::TargetInfo info;
+  info.simd_lanes = host.simd_lanes();
+  std::vector<store::Record> records;
+  std::mt19937_64 rng(7);
+  int conv_tasks = 0;
+  for (const frontend::ModelTask& t : extraction.tasks) {
+    bool wanted = t.tmpl->name() == "dense_pack.x86" ||
+                  (t.tmpl->name() == "conv2d_NCHWc.x86" && conv_tasks++ < 3);
+    if (!wanted) continue;
+    ops::Workload w = *t.tmpl->normalize(t.workload);
+    ConfigSpace space = t.tmpl->space(w);
+    ConfigEntity fallback = t.tmpl->fallback(w, space, info);
+    // A random config other than the fallback, so the compile visibly takes it.
+    int64_t index = fallback.index();
+    while (index == fallback.index()) index = space.nth_valid_index(rng() % space.size());
+    store::Record r;
+    r.target = host.to_string();
+    r.task_name = std::string(t.tmpl->name());
+    r.workload = w.to_string();
+    r.config_index = index;
+    r.entities = space.get(index).to_json()["entity"];
+    r.costs = {1e-3};
+    r.timestamp = 1700000000;
+    r.flop = t.flops;
+    r.source = "test";
+    records.push_back(r);
+  }
+  ASSERT_EQ(records.size(), 4u);
+  {
+    auto db = store::RecordStore::open(db_path);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    ASSERT_TRUE((*db)->append(records).ok());
+  }
+  auto db = store::RecordStore::open(db_path, /*read_only=*/true);
+  ASSERT_TRUE(db.ok());
+  RunResult r = compile_and_run("resnet18", db->get());
+  int tuned = 0;
+  for (const compiler::CompiledTask& t : r.report.tasks) tuned += t.tuned;
+  EXPECT_EQ(tuned, 4);
+  EXPECT_EQ(r.report.untuned_tasks, static_cast<int>(r.report.tasks.size()) - 4);
+  std::vector<float> ref = read_floats(kModels / "resnet18" / "output.bin");
+  ASSERT_EQ(r.output.size(), ref.size());
+  EXPECT_LE(relative_error(r.output, ref), 1e-4);
+}
+
+// Conv -> BatchNormalization -> Relu -> Add(residual) -> Clip: BN folded into the conv, the three
+// elementwise nodes fused into its write-back, and the result equal to a direct computation.
+TEST(CompiledModel, FoldsBatchNormAndFusesTheEpilogue) {
+  const int64_t n = 1, c = 5, h = 9, w = 11, k = 7;
+  testing::OnnxModel m;
+  m.input("x", {n, c, h, w});
+  m.input("res", {n, k, h, w});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto random = [&](size_t size, float lo = -1, float hi = 1) {
+    std::vector<float> v(size);
+    for (float& x : v) x = lo + (hi - lo) * (u(rng) + 1) / 2;
+    return v;
+  };
+  std::vector<float> weight = random(k * c * 9), bias = random(k), gamma = random(k, 0.5f, 2),
+                     beta = random(k), mean = random(k), var = random(k, 0.1f, 2);
+  m.floats("W", {k, c, 3, 3}, weight);
+  m.floats("B", {k}, bias);
+  m.floats("gamma", {k}, gamma);
+  m.floats("beta", {k}, beta);
+  m.floats("mean", {k}, mean);
+  m.floats("var", {k}, var);
+  m.floats("lo", {}, {0.0f});
+  m.floats("hi", {}, {1.5f});
+  testing::OnnxModel::attr(m.node("Conv", {"x", "W", "B"}, {"conv"}), "pads",
+                           std::vector<int64_t>{1, 1, 1, 1});
+  testing::OnnxModel::attr(
+      m.node("BatchNormalization", {"conv", "gamma", "beta", "mean", "var"}, {"bn"}), "epsilon",
+      1e-3f);
+  m.node("Relu", {"bn"}, {"relu"});
+  m.node("Add", {"relu", "res"}, {"sum"});
+  m.node("Clip", {"sum", "lo", "hi"}, {"y"});
+  m.output("y");
+  std::string path = m.write("fused");
+
+  Result<frontend::Graph> graph = frontend::import_onnx(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  compiler::CompileReport report;
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, {}, &report);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  EXPECT_EQ(report.fused_nodes, 4);  // BN folded; Relu, Add, Clip fused
+  for (const ModelStep& step : artifact->steps) {
+    EXPECT_EQ(step.label.find("Relu"), std::string::npos) << "a kernel of its own: " << step.label;
+  }
+  auto exec = GraphExecutor::create(*artifact);
+  ASSERT_TRUE(exec.ok()) << exec.status().message();
+  std::vector<float> x = random(n * c * h * w), res = random(n * k * h * w);
+  ASSERT_TRUE((*exec)->set_input("x", x).ok());
+  ASSERT_TRUE((*exec)->set_input("res", res).ok());
+  (*exec)->run();
+  std::span<const float> y = (*exec)->get_output(0);
+  double max_err = 0;
+  for (int64_t o = 0; o < k; ++o) {
+    double s = gamma[o] / std::sqrt(static_cast<double>(var[o]) + 1e-3);
+    for (int64_t i = 0; i < h; ++i) {
+      for (int64_t j = 0; j < w; ++j) {
+        double acc = bias[o];
+        for (int64_t ci = 0; ci < c; ++ci) {
+          for (int64_t r = 0; r < 3; ++r) {
+            for (int64_t q = 0; q < 3; ++q) {
+              int64_t hi = i + r - 1, wj = j + q - 1;
+              if (hi < 0 || hi >= h || wj < 0 || wj >= w) continue;
+              acc += static_cast<double>(x[(ci * h + hi) * w + wj]) *
+                     weight[((o * c + ci) * 3 + r) * 3 + q];
+            }
+          }
+        }
+        double v = std::max(0.0, (acc - mean[o]) * s + beta[o]) + res[(o * h + i) * w + j];
+        v = std::clamp(v, 0.0, 1.5);
+        max_err = std::max(max_err, std::abs(v - y[(o * h + i) * w + j]));
+      }
+    }
+  }
+  EXPECT_LT(max_err, 1e-4);
+}
+
+TEST(CompileCli, CompileRunAndTheUntunedNote) {
+  if (!fs::exists(kModels)) GTEST_SKIP() << "no " << kModels;
+  TempDir dir;
+  std::string artifact = (dir / "mlp.kiln").string();
+  testing::CommandResult r =
+      testing::run_kiln("compile " + (kModels / "mlp" / "mlp.onnx").string() + " -o " + artifact);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("3 of 3 tasks untuned: AutoTVM's fallback configs used"),
+            std::string::npos)
+      << r.output;
+  std::string out = (dir / "out.bin").string();
+  r = testing::run_kiln("run " + artifact + " --input " + (kModels / "mlp" / "input.bin").string() +
+                        " --output " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_LE(relative_error(read_floats(out), read_floats(kModels / "mlp" / "output.bin")), 1e-4);
+  r = testing::run_kiln("bench " + artifact + " --threads 1 --repeat 3 --warmup 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("median"), std::string::npos) << r.output;
+}
+
+TEST(CompileCli, BadModelsAreExitTwoNamingTheProblem) {
+  TempDir dir;
+  std::string not_onnx = (dir / "not.onnx").string();
+  std::ofstream(not_onnx) << "this is not a protobuf";
+  testing::CommandResult r =
+      testing::run_kiln("compile " + not_onnx + " -o " + (dir / "a.kiln").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("not.onnx"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "a.kiln"));
+
+  testing::OnnxModel m;
+  m.input("x", {1, 4});
+  m.node("Elu", {"x"}, {"y"});
+  m.output("y");
+  std::string elu = m.write("elu");
+  r = testing::run_kiln("compile " + elu + " -o " + (dir / "b.kiln").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("Elu"), std::string::npos) << r.output;
+
+  r = testing::run_kiln("compile " + elu + " --db " + (dir / "absent.db").string() + " -o " +
+                        (dir / "c.kiln").string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+}
+
+}  // namespace
+}  // namespace kiln
