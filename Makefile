@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build demo test bench asan clean format
+.PHONY: deps build demo test bench ort asan clean format
 
 deps:
 	bash scripts/install-deps.sh
@@ -23,6 +23,10 @@ test: build
 
 bench: build
 	bash scripts/bench.sh $(BUILD_DIR)
+
+# ONNX Runtime (onnxruntime-node 1.30.0, from npm) for bench/model_bench; idempotent.
+ort:
+	bash scripts/install-ort.sh
 
 # ASan + UBSan build of everything, and the test suite under it.
 asan: deps

@@ -1,0 +1,346 @@
+// Model benchmark: whole ONNX models compiled by kiln against ONNX Runtime (CPU provider), timed
+// in the same run on the same thread counts.
+//
+//   model_bench [--models resnet18,mobilenet_v2,mlp] [--threads 1,2] [--runs 50] [--db F]
+//               [--models-dir DIR] [--no-ort]
+//
+// For each model of --models-dir (default ../shared/models: NAME/io.json names the .onnx file,
+// its input file and its expected output), kiln compiles it once with AutoTVM's fallback
+// configs and, with --db, once more with the store's best records; for each thread count it
+// times kiln's GraphExecutor (5 warm-up runs, then --runs timed runs, at least 30: median, mean,
+// std, min) and checks the output against the reference (max|y - ref| / max|ref| <= 1e-4), then
+// times ONNX Runtime 1.30 with bench/ort/time_model.js under `node` as docs' baselines (f) did
+// (intraOpNumThreads T, interOpNumThreads 1, sequential, all optimizations, 5 warm-up runs,
+// median of --runs). kiln's executor is destroyed before ONNX Runtime starts, so the two never
+// share the cores. Without onnxruntime-node installed it says how to install it and times kiln
+// alone.
+//
+// Prints a table and one JSON line per row:
+//   {"model", "configs", "threads", "kiln_ms", "kiln_mean_ms", "kiln_std_ms", "kiln_min_ms",
+//    "ort_ms", "ratio", "rel_err"}
+// with ratio = ONNX Runtime's median / kiln's median (> 1: kiln is faster). Exit status 1 when a
+// model fails to compile or run, or an output is out of tolerance.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "compiler/compile_model.h"
+#include "frontend/onnx_import.h"
+#include "runtime/graph_executor.h"
+#include "store/record_store.h"
+
+namespace kiln::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kTolerance = 1e-4;  // max|y - ref| / max|ref|
+constexpr int kWarmup = 5;
+constexpr int kMinRuns = 30;
+const char* const kOrtInstall =
+    "bash scripts/install-ort.sh  (runs: cd bench/ort && npm install --ignore-scripts "
+    "onnxruntime-node@1.30.0)";
+
+struct Args {
+  std::vector<std::string> models = {"resnet18", "mobilenet_v2", "mlp"};
+  std::vector<int> threads = {1, 2};
+  int runs = 50;
+  std::string db;
+  std::string models_dir = std::string(KILN_SHARED_DIR) + "/models";
+  bool no_ort = false;
+};
+
+// What io.json says about a model: its file, its one input and its one expected output.
+struct ModelFiles {
+  std::string onnx, input_name, input, output;
+  std::vector<int64_t> input_shape;
+};
+
+struct Timing {
+  double median = 0, mean = 0, std = 0, min = 0;
+};
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot open " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return std::move(buffer).str();
+}
+
+Result<std::vector<float>> read_floats(const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  if (bytes.size() % sizeof(float) != 0) {
+    return InvalidArgument(path + ": " + std::to_string(bytes.size()) +
+                           " bytes is not a float32 array");
+  }
+  std::vector<float> v(bytes.size() / sizeof(float));
+  std::memcpy(v.data(), bytes.data(), bytes.size());  // little-endian, as the files are
+  return v;
+}
+
+Result<ModelFiles> read_io_json(const fs::path& dir) {
+  const std::string path = (dir / "io.json").string();
+  KILN_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  try {
+    nlohmann::json j = nlohmann::json::parse(text);
+    if (j.at("inputs").size() != 1 || j.at("outputs").size() != 1) {
+      return InvalidArgument(path + ": model_bench feeds one input and checks one output");
+    }
+    const nlohmann::json& in = j.at("inputs")[0];
+    ModelFiles f;
+    f.onnx = (dir / j.at("onnx").get<std::string>()).string();
+    f.input_name = in.at("name").get<std::string>();
+    f.input = (dir / in.at("file").get<std::string>()).string();
+    f.input_shape = in.at("shape").get<std::vector<int64_t>>();
+    f.output = (dir / j.at("outputs")[0].at("file").get<std::string>()).string();
+    return f;
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(path + ": " + e.what());
+  }
+}
+
+Timing summarize(std::vector<double> ms) {
+  Timing t;
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  t.median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  t.min = ms.front();
+  for (double x : ms) t.mean += x / n;
+  for (double x : ms) t.std += (x - t.mean) * (x - t.mean) / n;
+  t.std = std::sqrt(t.std);
+  return t;
+}
+
+double relative_error(std::span<const float> y, const std::vector<float>& ref) {
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    err = std::max(err, std::abs(static_cast<double>(y[i]) - ref[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
+// Runs the model `runs` times after the warm-up and reports the times and the output's error.
+Result<std::pair<Timing, double>> time_kiln(const ModelArtifact& model, const ModelFiles& files,
+                                            const std::vector<float>& input,
+                                            const std::vector<float>& ref, int threads, int runs) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<GraphExecutor> ex,
+                        GraphExecutor::create(model, threads, files.onnx));
+  if (ex->num_inputs() != 1 || ex->num_outputs() < 1) {
+    return InvalidArgument(files.onnx + ": the compiled model has " +
+                           std::to_string(ex->num_inputs()) + " inputs, " +
+                           std::to_string(ex->num_outputs()) + " outputs");
+  }
+  KILN_RETURN_IF_ERROR(ex->set_input(ex->input_info(0).name, input));
+  for (int i = 0; i < kWarmup; ++i) ex->run();
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    ex->run();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  std::span<const float> y = ex->get_output(0);
+  if (y.size() != ref.size()) {
+    return InvalidArgument(files.output + ": " + std::to_string(ref.size()) +
+                           " floats, kiln's output has " + std::to_string(y.size()));
+  }
+  return std::make_pair(summarize(std::move(ms)), relative_error(y, ref));
+}
+
+std::string ort_script() { return std::string(KILN_SOURCE_DIR) + "/bench/ort/time_model.js"; }
+
+// Why ONNX Runtime cannot be timed here, or "" when it can.
+std::string ort_missing() {
+  if (std::system("node --version > /dev/null 2>&1") != 0) return "node (Node.js) is not on PATH";
+  const fs::path package =
+      fs::path(KILN_SOURCE_DIR) / "bench/ort/node_modules/onnxruntime-node/package.json";
+  if (!fs::exists(package))
+    return "onnxruntime-node is not installed; install it with " + std::string(kOrtInstall);
+  return "";
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// ONNX Runtime's median for the model on `threads` threads, from time_model.js's JSON line.
+Result<double> time_ort(const ModelFiles& files, int threads, int runs) {
+  std::string shape;
+  for (int64_t d : files.input_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+  const std::string command = "node " + shell_quote(ort_script()) + " " + shell_quote(files.onnx) +
+                              " " + shell_quote(files.input) + " " + std::to_string(threads) + " " +
+                              std::to_string(runs) + " --shape " + shape + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return IoError("cannot run: " + command);
+  std::string out;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  const int status = pclose(pipe);
+  const size_t brace = out.rfind('{');
+  try {
+    if (brace == std::string::npos) throw std::runtime_error("no JSON");
+    nlohmann::json j = nlohmann::json::parse(out.substr(brace));
+    if (j.contains("error")) return RuntimeError("ONNX Runtime: " + j["error"].get<std::string>());
+    if (status != 0) throw std::runtime_error("exit status " + std::to_string(status));
+    return j.at("median_ms").get<double>();
+  } catch (const std::exception& e) {
+    return RuntimeError("time_model.js (" + std::string(e.what()) + "): " + out);
+  }
+}
+
+std::string number(std::optional<double> v, const char* format = "%.3f") {
+  if (!v || !std::isfinite(*v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, *v);
+  return buf;
+}
+
+int run(const Args& args) {
+  std::unique_ptr<store::RecordStore> db;
+  if (!args.db.empty()) {
+    auto opened = store::RecordStore::open(args.db, /*read_only=*/true);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "model_bench: %s\n", opened.status().message().c_str());
+      return 1;
+    }
+    db = std::move(opened).value();
+  }
+  const std::string missing = args.no_ort ? "--no-ort given" : ort_missing();
+  if (!missing.empty()) std::printf("ONNX Runtime not timed: %s\n", missing.c_str());
+
+  std::printf("kiln model benchmark: %d timed runs after %d warm-up, threads", args.runs, kWarmup);
+  for (int t : args.threads) std::printf(" %d", t);
+  std::printf("%s\n", db ? (", configs from " + args.db).c_str() : "");
+  std::printf("%-13s %-8s %3s %10s %10s %9s %10s %10s %8s %10s\n", "model", "configs", "T",
+              "kiln ms", "mean ms", "std ms", "min ms", "ORT ms", "ORT/kiln", "rel.err");
+  bool all_ok = true;
+  std::vector<std::string> json_lines;
+  for (const std::string& name : args.models) {
+    const fs::path dir = fs::path(args.models_dir) / name;
+    Result<ModelFiles> files = read_io_json(dir);
+    Result<std::vector<float>> input =
+        files.ok() ? read_floats(files->input) : Result<std::vector<float>>(files.status());
+    Result<std::vector<float>> ref =
+        files.ok() ? read_floats(files->output) : Result<std::vector<float>>(files.status());
+    Result<frontend::Graph> graph =
+        files.ok() ? frontend::import_onnx(files->onnx, {{{files->input_name, files->input_shape}}})
+                   : Result<frontend::Graph>(files.status());
+    for (const Status& s : {input.status(), ref.status(), graph.status()}) {
+      if (s.ok()) continue;
+      std::printf("%-13s %s\n", name.c_str(), s.message().c_str());
+      all_ok = false;
+      break;
+    }
+    if (!input.ok() || !ref.ok() || !graph.ok()) continue;
+
+    std::vector<std::pair<std::string, store::RecordStore*>> variants = {{"fallback", nullptr}};
+    if (db) variants.emplace_back("tuned", db.get());
+    // Compile first, so that nothing of kiln runs while ONNX Runtime is timed below.
+    struct Compiled {
+      std::string configs;
+      std::optional<ModelArtifact> model;
+    };
+    std::vector<Compiled> compiled;
+    for (const auto& [configs, store] : variants) {
+      compiler::CompileOptions options;
+      options.store = store;
+      compiler::CompileReport report;
+      Result<ModelArtifact> model = compiler::compile_model(*graph, options, &report);
+      if (!model.ok()) {
+        std::printf("%-13s %-8s compile: %s\n", name.c_str(), configs.c_str(),
+                    model.status().message().c_str());
+        all_ok = false;
+        continue;
+      }
+      if (report.untuned_tasks > 0) {
+        std::printf("%-13s %-8s %d of %zu tasks on fallback configs\n", name.c_str(),
+                    configs.c_str(), report.untuned_tasks, report.tasks.size());
+      }
+      compiled.push_back({configs, std::move(model).value()});
+    }
+
+    for (int threads : args.threads) {
+      std::optional<double> ort_ms;
+      if (missing.empty()) {
+        Result<double> ort = time_ort(*files, threads, args.runs);
+        if (ort.ok()) {
+          ort_ms = *ort;
+        } else {
+          std::printf("%-13s %-8s %3d %s\n", name.c_str(), "ORT", threads,
+                      ort.status().message().c_str());
+        }
+      }
+      if (compiled.empty() && ort_ms) {  // kiln failed to compile: ONNX Runtime's time alone
+        std::printf("%-13s %-8s %3d %10s %10s %9s %10s %10.3f\n", name.c_str(), "-", threads, "-",
+                    "-", "-", "-", *ort_ms);
+      }
+      for (const Compiled& c : compiled) {
+        auto kiln = time_kiln(*c.model, *files, *input, *ref, threads, args.runs);
+        if (!kiln.ok()) {
+          std::printf("%-13s %-8s %3d %10s %10s %9s %10s %10s  %s\n", name.c_str(),
+                      c.configs.c_str(), threads, "-", "-", "-", "-", number(ort_ms).c_str(),
+                      kiln.status().message().c_str());
+          all_ok = false;
+          continue;
+        }
+        const auto& [t, rel_err] = *kiln;
+        std::optional<double> ratio;
+        if (ort_ms) ratio = *ort_ms / t.median;
+        const bool ok = rel_err <= kTolerance;
+        all_ok = all_ok && ok;
+        std::printf("%-13s %-8s %3d %10.3f %10.3f %9.3f %10.3f %10s %8s %10.2e%s\n", name.c_str(),
+                    c.configs.c_str(), threads, t.median, t.mean, t.std, t.min,
+                    number(ort_ms).c_str(), number(ratio, "%.2f").c_str(), rel_err,
+                    ok ? "" : "  OUT OF TOLERANCE");
+        std::fflush(stdout);
+        json_lines.push_back("{\"model\": \"" + name + "\", \"configs\": \"" + c.configs +
+                             "\", \"threads\": " + std::to_string(threads) +
+                             ", \"kiln_ms\": " + number(t.median, "%.4f") +
+                             ", \"kiln_mean_ms\": " + number(t.mean, "%.4f") +
+                             ", \"kiln_std_ms\": " + number(t.std, "%.4f") + ", \"kiln_min_ms\": " +
+                             number(t.min, "%.4f") + ", \"ort_ms\": " + number(ort_ms, "%.4f") +
+                             ", \"ratio\": " + number(ratio, "%.3f") +
+                             ", \"rel_err\": " + number(rel_err, "%.3g") + "}");
+      }
+    }
+  }
+  for (const std::string& line : json_lines) std::printf("%s\n", line.c_str());
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace kiln::bench
+
+int main(int argc, char** argv) {
+  kiln::bench::Args args;
+  CLI::App app{"kiln's compiled models against ONNX Runtime", "model_bench"};
+  app.add_option("--models", args.models, "models of --models-dir to run")->delimiter(',');
+  app.add_option("--threads", args.threads, "thread counts")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_option("--runs", args.runs, "timed runs per measurement (at least 30)")
+      ->check(CLI::Range(kiln::bench::kMinRuns, 100000));
+  app.add_option("--db", args.db, "record store whose best configs to compile with as well");
+  app.add_option("--models-dir", args.models_dir, "directory of NAME/io.json model folders");
+  app.add_flag("--no-ort", args.no_ort, "time kiln alone");
+  CLI11_PARSE(app, argc, argv);
+  return kiln::bench::run(args);
+}
