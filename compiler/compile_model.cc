@@ -96,23 +96,35 @@ struct Kernel {
 class EpilogueInputs {
  public:
   explicit EpilogueInputs(const Graph& graph) : graph_(graph) {}
+  // tensor[idx] in its logical (NCHW) layout.
   ir::Expr load(const std::string& tensor, const std::vector<ir::Expr>& idx) {
-    auto it = buffers_.find(tensor);
-    if (it == buffers_.end()) {
-      ir::Buffer buffer("epi_" + symbol_safe(tensor), buffer_shape(graph_.tensor(tensor).shape),
-                        ir::BufferScope::kArgument);
-      it = buffers_.emplace(tensor, buffer).first;
-      order_.push_back(tensor);
-    }
-    return it->second.load(idx);
+    return buffer_for(tensor, false, buffer_shape(graph_.tensor(tensor).shape)).load(idx);
   }
-  const std::vector<std::string>& tensors() const { return order_; }
-  const ir::Buffer& buffer(const std::string& tensor) const { return buffers_.at(tensor); }
+  // tensor[idx] in its NCHW{b}c layout, of `packed_shape`.
+  ir::Expr load_packed(const std::string& tensor, const std::vector<ir::Expr>& idx,
+                       const std::vector<int64_t>& packed_shape) {
+    return buffer_for(tensor, true, packed_shape).load(idx);
+  }
+  struct Input {
+    std::string tensor;
+    bool packed = false;
+    ir::Buffer buffer;
+  };
+  const std::vector<Input>& inputs() const { return inputs_; }
 
  private:
+  const ir::Buffer& buffer_for(const std::string& tensor, bool packed,
+                               const std::vector<int64_t>& shape) {
+    for (const Input& in : inputs_) {
+      if (in.tensor == tensor && in.packed == packed) return in.buffer;
+    }
+    std::string name = std::string(packed ? "epi_packed_" : "epi_") + symbol_safe(tensor);
+    inputs_.push_back({tensor, packed, ir::Buffer(name, shape, ir::BufferScope::kArgument)});
+    return inputs_.back().buffer;
+  }
+
   const Graph& graph_;
-  std::map<std::string, ir::Buffer> buffers_;
-  std::vector<std::string> order_;
+  std::vector<Input> inputs_;
 };
 
 class ModelCompiler {
@@ -127,10 +139,12 @@ class ModelCompiler {
  private:
   // --- Values.
   Result<int> value_of(const std::string& tensor);
+  Result<int> extra_input_value(const EpilogueInputs::Input& input);
   int add_value(const std::string& name, const std::vector<int64_t>& shape, ModelValueKind kind);
   int add_constant(const std::string& name, const std::vector<int64_t>& shape,
                    std::vector<float> data);
   int produced_value(const std::string& tensor);
+  int produced_packed(const std::string& tensor, const std::vector<int64_t>& packed_shape);
   int root(int value) const;
 
   // --- Partitioning and lowering.
@@ -163,8 +177,15 @@ class ModelCompiler {
   ops::TargetInfo target_info_;
 
   std::vector<ModelValue> values_;
-  std::vector<std::vector<float>> data_;  // constants' data, by value id
-  std::map<std::string, int> tensor_value_;
+  std::vector<std::vector<float>> data_;     // constants' data, by value id
+  std::map<std::string, int> tensor_value_;  // tensors in their logical layout
+  // Conv outputs kept in NCHW{block}c for the convs that read them (value, block); value_of
+  // unpacks one on demand for any other reader.
+  struct Packed {
+    int value = -1;
+    int64_t block = 0;
+  };
+  std::map<std::string, Packed> packed_;
   std::set<std::string> graph_outputs_;
   std::map<std::string, std::vector<size_t>> consumers_;
   std::vector<bool> fused_;
@@ -201,6 +222,27 @@ Result<int> ModelCompiler::value_of(const std::string& tensor) {
   auto it = tensor_value_.find(tensor);
   if (it != tensor_value_.end()) return it->second;
   const frontend::Tensor& t = graph_.tensor(tensor);
+  auto packed = packed_.find(tensor);
+  if (packed != packed_.end()) {
+    // NCHW{b}c -> NCHW for a reader that is not a conv, once per tensor.
+    int64_t b = packed->second.block;
+    const std::vector<int64_t>& shape = t.shape;
+    ir::Buffer in("in", values_[packed->second.value].shape, ir::BufferScope::kArgument);
+    ir::Buffer out("out", shape, ir::BufferScope::kArgument);
+    ir::Program unpack = pointwise_program(
+        shape, target_info_.simd_lanes, in, out,
+        [&](const std::vector<ir::Expr>& idx) {
+          return in.load({idx[0], idx[1] / ir::Expr(b), idx[2], idx[3], idx[1] % ir::Expr(b)});
+        },
+        "unpack_" + symbol_safe(tensor));
+    int id = add_value(
+        tensor, shape,
+        graph_outputs_.count(tensor) ? ModelValueKind::kOutput : ModelValueKind::kIntermediate);
+    tensor_value_[tensor] = id;
+    add_kernel(std::move(unpack), {packed->second.value, id},
+               "layout NCHW" + std::to_string(b) + "c -> NCHW of " + tensor);
+    return id;
+  }
   int id = -1;
   if (t.is_constant) {
     if (t.dtype != frontend::DType::kFloat32) {
@@ -221,6 +263,19 @@ Result<int> ModelCompiler::value_of(const std::string& tensor) {
   }
   tensor_value_[tensor] = id;
   return id;
+}
+
+int ModelCompiler::produced_packed(const std::string& tensor,
+                                   const std::vector<int64_t>& packed_shape) {
+  int id = add_value(tensor + " (NCHW" + std::to_string(packed_shape.back()) + "c)", packed_shape,
+                     ModelValueKind::kIntermediate);
+  packed_[tensor] = {id, packed_shape.back()};
+  return id;
+}
+
+Result<int> ModelCompiler::extra_input_value(const EpilogueInputs::Input& input) {
+  if (input.packed) return packed_.at(input.tensor).value;
+  return value_of(input.tensor);
 }
 
 int ModelCompiler::produced_value(const std::string& tensor) {
@@ -332,8 +387,23 @@ Result<int> ModelCompiler::operand(const std::string& tensor, const std::vector<
 
 Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& workload) {
   KILN_ASSIGN_OR_RETURN(Choice choice, choose_config(workload));
-  KILN_ASSIGN_OR_RETURN(ir::Program program,
-                        choice.tmpl->instantiate(choice.workload, choice.config, target_info_));
+  const std::string& anchor = node.outputs[0];
+  std::vector<int64_t> anchor_shape = graph_.tensor(anchor).shape;
+  bool is_conv = choice.workload.op == "conv2d" || choice.workload.op == "depthwise_conv2d";
+  // Convs read a producer's NCHW{b}c output as it is, and keep their own output packed unless
+  // it leaves the graph: the chain fused into the write-back is decided first.
+  ops::ActivationLayout layout;
+  std::vector<const Node*> chain;
+  if (is_conv) {
+    auto packed_input = packed_.find(node.inputs[0]);
+    if (packed_input != packed_.end()) layout.data_block = packed_input->second.block;
+    chain = absorb_chain(anchor, anchor_shape);
+    std::string result = chain.empty() ? anchor : chain.back()->outputs[0];
+    layout.packed_output = !graph_outputs_.count(result);
+  }
+  KILN_ASSIGN_OR_RETURN(
+      ir::Program program,
+      choice.tmpl->instantiate(choice.workload, choice.config, target_info_, layout));
   std::string label = node.describe() + " [" + std::string(choice.tmpl->name()) + "]";
   const std::string& op = choice.workload.op;
   bool gemm = node.op_type == "Gemm";
@@ -344,8 +414,13 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
 
   std::vector<int> args;
   bool c_is_bias = false;
-  if (op == "conv2d" || op == "depthwise_conv2d") {
-    KILN_ASSIGN_OR_RETURN(int x, value_of(node.inputs[0]));
+  if (is_conv) {
+    int x = -1;
+    if (layout.data_block > 0) {
+      x = packed_.at(node.inputs[0]).value;
+    } else {
+      KILN_ASSIGN_OR_RETURN(x, value_of(node.inputs[0]));
+    }
     KILN_ASSIGN_OR_RETURN(int w, value_of(node.inputs[1]));
     int b = -1;
     if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
@@ -394,18 +469,32 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
 
   // The epilogue: Gemm's alpha and beta * C (when C is not the template's bias), then the
   // elementwise chain that consumes the product alone.
-  const std::string& anchor = node.outputs[0];
   const ir::Buffer out_buffer = program.buffers[program.num_inputs];
-  std::vector<int64_t> anchor_shape = graph_.tensor(anchor).shape;
-  std::vector<const Node*> chain;
-  if (buffer_shape(anchor_shape) == out_buffer->shape) chain = absorb_chain(anchor, anchor_shape);
+  if (!is_conv && buffer_shape(anchor_shape) == out_buffer->shape) {
+    chain = absorb_chain(anchor, anchor_shape);
+  }
+  int64_t out_block = layout.packed_output ? out_buffer->shape[4] : 0;
   bool pre = alpha != 1.0f || (!c_tensor.empty() && !c_is_bias);
   std::string result = chain.empty() ? anchor : chain.back()->outputs[0];
 
   EpilogueInputs extras(graph_);
   ElementwiseGroup group{chain};
   Status epilogue_status;
-  Epilogue epilogue = [&](const ir::Expr& v, const std::vector<ir::Expr>& idx) -> ir::Expr {
+  Epilogue epilogue = [&](const ir::Expr& v, const std::vector<ir::Expr>& stored) -> ir::Expr {
+    // Coordinates in the logical NCHW tensor (the store's own when the output is not packed).
+    std::vector<ir::Expr> idx = stored;
+    if (out_block > 0) {
+      idx = {stored[0], stored[1] * ir::Expr(out_block) + stored[4], stored[2], stored[3]};
+    }
+    auto load_external = [&](const std::string& name, const std::vector<ir::Expr>& at) {
+      auto p = packed_.find(name);
+      // A packed tensor of the output's shape and block is read where the output is written.
+      if (out_block > 0 && p != packed_.end() && p->second.block == out_block &&
+          graph_.tensor(name).shape == anchor_shape) {
+        return extras.load_packed(name, stored, values_[p->second.value].shape);
+      }
+      return extras.load(name, at);
+    };
     ir::Expr value = v;
     if (alpha != 1.0f) value = value * ir::f32(alpha);
     if (!c_tensor.empty() && !c_is_bias) {
@@ -415,7 +504,7 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
     if (chain.empty()) return value;
     Result<ir::Expr> out = group_value(
         graph_, group, idx, [&](const std::string& name, const std::vector<ir::Expr>& at) {
-          return name == anchor ? value : extras.load(name, at);
+          return name == anchor ? value : load_external(name, at);
         });
     if (!out.ok()) {
       epilogue_status = out.status();
@@ -425,23 +514,26 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
   };
 
   if (!pre && chain.empty()) {
-    args.push_back(produced_value(anchor));
+    args.push_back(out_block > 0 ? produced_packed(anchor, out_buffer->shape)
+                                 : produced_value(anchor));
   } else {
     Result<ir::Program> fused = fuse_epilogue(program, out_buffer, epilogue);
     KILN_RETURN_IF_ERROR(epilogue_status);
     if (fused.ok()) {
       program = std::move(fused).value();
       // The epilogue's tensors become inputs of the kernel, ahead of its outputs.
-      for (const std::string& t : extras.tensors()) {
-        program.buffers.insert(program.buffers.begin() + program.num_inputs, extras.buffer(t));
+      for (const EpilogueInputs::Input& in : extras.inputs()) {
+        program.buffers.insert(program.buffers.begin() + program.num_inputs, in.buffer);
         ++program.num_inputs;
-        KILN_ASSIGN_OR_RETURN(int v, value_of(t));
+        KILN_ASSIGN_OR_RETURN(int v, extra_input_value(in));
         args.push_back(v);
       }
-      args.push_back(produced_value(result));
+      args.push_back(out_block > 0 ? produced_packed(result, out_buffer->shape)
+                                   : produced_value(result));
       label += chain.empty() ? "" : " + " + std::to_string(chain.size()) + " fused";
     } else {
       // The kernel accumulates in its output: the epilogue runs as a kernel of its own.
+      if (out_block > 0) return InternalError(label + ": a packed output must fuse its epilogue");
       int product_value =
           add_value(anchor + "/product", out_buffer->shape, ModelValueKind::kIntermediate);
       args.push_back(product_value);
@@ -453,10 +545,10 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
           "epilogue_" + symbol_safe(anchor));
       KILN_RETURN_IF_ERROR(epilogue_status);
       std::vector<int> apply_values = {product_value};
-      for (const std::string& t : extras.tensors()) {
-        apply.buffers.insert(apply.buffers.begin() + apply.num_inputs, extras.buffer(t));
+      for (const EpilogueInputs::Input& in : extras.inputs()) {
+        apply.buffers.insert(apply.buffers.begin() + apply.num_inputs, in.buffer);
         ++apply.num_inputs;
-        KILN_ASSIGN_OR_RETURN(int v, value_of(t));
+        KILN_ASSIGN_OR_RETURN(int v, extra_input_value(in));
         apply_values.push_back(v);
       }
       // Workspace of the template stays with the template's kernel.

@@ -108,7 +108,10 @@ class BatchMatmul final : public Template {
   }
 
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
-                                  const TargetInfo& target) const override {
+                                  const TargetInfo& target,
+                                  const ActivationLayout& layout = {}) const override {
+    if (!layout.is_default())
+      return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
     Shape s = shape_of(w);
     KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(kName, config, "tile_y", s.m, 2));
     KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(kName, config, "tile_x", s.n, 2));

@@ -131,7 +131,8 @@ class Conv2dNchwcTemplate final : public Template {
   }
 
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
-                                  const TargetInfo& target) const override {
+                                  const TargetInfo& target,
+                                  const ActivationLayout& layout = {}) const override {
     conv::Geometry g = conv::geometry(w);
     KILN_ASSIGN_OR_RETURN(int64_t ic_bn, conv::split_inner(config, "tile_ic", g.c));
     KILN_ASSIGN_OR_RETURN(int64_t oc_bn, conv::split_inner(config, "tile_oc", g.k));
@@ -153,10 +154,10 @@ class Conv2dNchwcTemplate final : public Template {
     }
 
     conv::TiledShape ts = conv::tiled_shape(g, t);
-    ir::Buffer data("data", {g.n, g.c, g.h, g.w}, ir::BufferScope::kArgument);
+    KILN_ASSIGN_OR_RETURN(ir::Buffer data, conv::data_buffer(g, layout));
     ir::Buffer weight("weight", {g.k, g.c, g.r, g.s}, ir::BufferScope::kArgument);
     ir::Buffer bias("bias", {g.k}, ir::BufferScope::kArgument);
-    ir::Buffer output("output", {g.n, g.k, g.p, g.q}, ir::BufferScope::kArgument);
+    ir::Buffer output = conv::output_buffer(g, oc_bn, layout);
     ir::Buffer data_vec = conv::packed_data_buffer(g, ts, ic_bn);
     ir::Buffer kernel_vec("kernel_vec", {g.k / oc_bn, g.c / ic_bn, g.r, g.s, ic_bn, oc_bn},
                           ir::BufferScope::kWorkspace);
@@ -189,7 +190,8 @@ class Conv2dNchwcTemplate final : public Template {
     program.stages = {
         {"conv2d_NCHWc_pack_data", conv::pack_data(g, ic_bn, data, data_vec), false},
         {"conv2d_NCHWc_pack_weight", pack_weight(g, ic_bn, oc_bn, weight, kernel_vec), false},
-        {"conv2d_NCHWc_compute", conv::compute(g, t, target, bias, output, rows, reduction), true}};
+        {"conv2d_NCHWc_compute",
+         conv::compute(g, t, target, bias, output, rows, reduction, layout.packed_output), true}};
     return program;
   }
 

@@ -206,9 +206,16 @@ Stmt pack_data(const Geometry& g, int64_t ic_bn, const ir::Buffer& data, const i
   std::vector<Expr> nch = unfuse(f, {shape[0], shape[1], shape[2]});
   Expr h = nch[2] - Expr(g.pad_h), w = x - Expr(g.pad_w);
   Expr inside = h >= Expr(0) && h < Expr(g.h) && w >= Expr(0) && w < Expr(g.w);
+  int64_t block = data->shape.size() == 5 ? data->shape[4] : 0;
+  auto load_data = [&](const Expr& icb) {
+    if (block == 0) return data.load({nch[0], nch[1] * Expr(ic_bn) + icb, h, w});
+    if (block == ic_bn) return data.load({nch[0], nch[1], h, w, icb});
+    Expr c = nch[1] * Expr(ic_bn) + icb;
+    return data.load({nch[0], c / Expr(block), h, w, c % Expr(block)});
+  };
   auto copy = [&](bool zero) {
     return vector_loop("icb", ic_bn, [&](const Expr& icb) {
-      Expr value = zero ? ir::f32(0) : data.load({nch[0], nch[1] * Expr(ic_bn) + icb, h, w});
+      Expr value = zero ? ir::f32(0) : load_data(icb);
       return ir::Store(packed, {nch[0], nch[1], nch[2], x, icb}, value);
     });
   };
@@ -263,9 +270,26 @@ ir::Buffer row_workspace(const Geometry& g, const Tiling& t) {
                     ir::BufferScope::kWorkspace);
 }
 
+Result<ir::Buffer> data_buffer(const Geometry& g, const ActivationLayout& layout) {
+  int64_t b = layout.data_block;
+  if (b == 0) return ir::Buffer("data", {g.n, g.c, g.h, g.w}, ir::BufferScope::kArgument);
+  if (b < 0 || g.c % b != 0) {
+    return InstantiationError("data block " + std::to_string(b) + " does not divide the " +
+                              std::to_string(g.c) + " input channels");
+  }
+  return ir::Buffer("data", {g.n, g.c / b, g.h, g.w, b}, ir::BufferScope::kArgument);
+}
+
+ir::Buffer output_buffer(const Geometry& g, int64_t oc_bn, const ActivationLayout& layout) {
+  if (!layout.packed_output) {
+    return ir::Buffer("output", {g.n, g.k, g.p, g.q}, ir::BufferScope::kArgument);
+  }
+  return ir::Buffer("output", {g.n, g.k / oc_bn, g.p, g.q, oc_bn}, ir::BufferScope::kArgument);
+}
+
 Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const ir::Buffer& bias,
              const ir::Buffer& output, const ir::Buffer& rows,
-             const std::function<Stmt(const Tile&)>& reduction) {
+             const std::function<Stmt(const Tile&)>& reduction, bool packed_output) {
   TiledShape ts = tiled_shape(g, t);
   int64_t oc_chunks = g.k / t.oc_bn;
   int64_t row_floats = t.oh_factor * ts.q_pad * t.oc_bn;
@@ -315,24 +339,35 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
   // skipping the padded tail columns and rows.
   int64_t lanes = std::clamp<int64_t>(target.simd_lanes, 1, kMaxSimdLanes);
   Expr ohi = ir::var("ohi"), v = ir::var("v");
-  auto copy = [&](const Expr& col) {
-    // Per-dimension indices: a fused epilogue (compiler/) reads the output channel from them.
-    return ir::Store(output, {tile.n, oc0 + v, oh_chunk0 + ohi, col},
-                     row.load_flat(row_index(ohi, col, v)));
-  };
-  std::vector<Stmt> columns;
-  if (g.q / lanes > 0) {
-    Expr qo = ir::var("qo"), qi = ir::var("qi");
-    columns.push_back(
-        ir::For(qo, g.q / lanes, LoopKind::kSerial,
-                ir::For(qi, lanes, LoopKind::kVectorized, copy(qo * Expr(lanes) + qi))));
+  Stmt row_copy;
+  if (packed_output) {
+    // Row buffer -> NCHW{oc_bn}c output: both are lane-contiguous.
+    Expr col = ir::var("col");
+    row_copy =
+        ir::For(col, g.q, LoopKind::kSerial, vector_loop("v", t.oc_bn, [&](const Expr& lane) {
+                  return ir::Store(output, {tile.n, tile.oc_chunk, oh_chunk0 + ohi, col, lane},
+                                   row.load_flat(row_index(ohi, col, lane)));
+                }));
+  } else {
+    auto copy = [&](const Expr& col) {
+      // Per-dimension indices: a fused epilogue (compiler/) reads the output channel from them.
+      return ir::Store(output, {tile.n, oc0 + v, oh_chunk0 + ohi, col},
+                       row.load_flat(row_index(ohi, col, v)));
+    };
+    std::vector<Stmt> columns;
+    if (g.q / lanes > 0) {
+      Expr qo = ir::var("qo"), qi = ir::var("qi");
+      columns.push_back(
+          ir::For(qo, g.q / lanes, LoopKind::kSerial,
+                  ir::For(qi, lanes, LoopKind::kVectorized, copy(qo * Expr(lanes) + qi))));
+    }
+    if (g.q % lanes > 0) {
+      Expr qt = ir::var("qt");
+      columns.push_back(
+          ir::For(qt, g.q % lanes, LoopKind::kVectorized, copy(Expr(g.q / lanes * lanes) + qt)));
+    }
+    row_copy = ir::For(v, t.oc_bn, LoopKind::kSerial, ir::Seq(columns));
   }
-  if (g.q % lanes > 0) {
-    Expr qt = ir::var("qt");
-    columns.push_back(
-        ir::For(qt, g.q % lanes, LoopKind::kVectorized, copy(Expr(g.q / lanes * lanes) + qt)));
-  }
-  Stmt row_copy = ir::For(v, t.oc_bn, LoopKind::kSerial, ir::Seq(columns));
   if (ts.p_pad != g.p) row_copy = ir::If(oh_chunk0 + ohi < Expr(g.p), row_copy);
   Stmt unpack = ir::For(ohi, t.oh_factor, LoopKind::kSerial, row_copy);
 

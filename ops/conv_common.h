@@ -98,7 +98,8 @@ TiledShape tiled_shape(const Geometry& g, const Tiling& t);
 
 // The packed, zero-padded input: [n, c / ic_bn, h_pad, w_pad, ic_bn].
 ir::Buffer packed_data_buffer(const Geometry& g, const TiledShape& ts, int64_t ic_bn);
-// Stage body filling packed_data_buffer from `data` (NCHW).
+// Stage body filling packed_data_buffer from `data`: NCHW, or NCHW{b}c when data is 5-D (a
+// producer's packed output; lane-contiguous copies when b == ic_bn).
 ir::Stmt pack_data(const Geometry& g, int64_t ic_bn, const ir::Buffer& data,
                    const ir::Buffer& packed);
 
@@ -127,9 +128,16 @@ ir::Stmt vector_loop(const std::string& name, int64_t extent,
 // The timed stage described at the top of this file. `rows` is an optional workspace for the
 // row buffer ([n * oc_chunks * oh_chunks * oh_factor * q_pad * oc_bn]) used when a row does not
 // fit on the stack; undefined means a local row buffer.
+// With `packed_output` the output buffer is NCHW{oc_bn}c ([n, k / oc_bn, p, q, oc_bn]) and the
+// row buffer is copied to it lane-contiguously.
 ir::Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target,
                  const ir::Buffer& bias, const ir::Buffer& output, const ir::Buffer& rows,
-                 const std::function<ir::Stmt(const Tile&)>& reduction);
+                 const std::function<ir::Stmt(const Tile&)>& reduction, bool packed_output = false);
+
+// The data and output argument buffers of a conv kernel under `layout` (NCHW by default, else
+// NCHW{block}c); an InstantiationError when a block does not divide the channels.
+Result<ir::Buffer> data_buffer(const Geometry& g, const ActivationLayout& layout);
+ir::Buffer output_buffer(const Geometry& g, int64_t oc_bn, const ActivationLayout& layout);
 
 // The row workspace compute() needs for this tiling, or an undefined buffer when the row fits
 // on the stack.

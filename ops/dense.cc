@@ -149,7 +149,10 @@ class DenseNopack final : public DenseBase {
   }
 
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
-                                  const TargetInfo& target) const override {
+                                  const TargetInfo& target,
+                                  const ActivationLayout& layout = {}) const override {
+    if (!layout.is_default())
+      return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
     DenseShape s = shape(w);
     KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(name(), config, "tile_y", s.m, 2));
     KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(name(), config, "tile_x", s.n, 2));
@@ -268,7 +271,10 @@ class DensePack final : public DenseBase {
   }
 
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
-                                  const TargetInfo& target) const override {
+                                  const TargetInfo& target,
+                                  const ActivationLayout& layout = {}) const override {
+    if (!layout.is_default())
+      return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
     DenseShape s = shape(w);
     KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(name(), config, "tile_y", s.m, 3));
     KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(name(), config, "tile_x", s.n, 3));

@@ -97,7 +97,8 @@ Stmt substitute(const Stmt& stmt, const ir::ExprNode* v, const Expr& value) {
   auto sub = [&](const Expr& e) { return e.defined() ? ir::substitute(e, v, value) : e; };
   switch (stmt->kind) {
     case StmtKind::kStore: {
-      if (stmt->indices.empty()) return ir::StoreFlat(stmt->buffer, sub(stmt->index), sub(stmt->value));
+      if (stmt->indices.empty())
+        return ir::StoreFlat(stmt->buffer, sub(stmt->index), sub(stmt->value));
       std::vector<Expr> indices;
       for (const Expr& i : stmt->indices) indices.push_back(sub(i));
       return ir::Store(stmt->buffer, indices, sub(stmt->value));

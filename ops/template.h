@@ -25,6 +25,16 @@ struct TargetInfo {
   int simd_lanes = 16;  // float32 lanes of the widest vector: 16 with AVX-512, 8 with AVX2
 };
 
+// Where the compiler chains convolutions without going through NCHW (TVM's NCHW[x]c between
+// layers), the layouts of a conv kernel's activations. The default is the user's layout: NCHW in
+// and out, which is also what tuning measures. Templates other than the NCHWc convolutions
+// support only the default.
+struct ActivationLayout {
+  int64_t data_block = 0;      // the data arrives as NCHW[data_block]c (0: NCHW)
+  bool packed_output = false;  // write the output as NCHW[oc_bn]c, oc_bn = tile_oc[-1]
+  bool is_default() const { return data_block == 0 && !packed_output; }
+};
+
 struct TensorSpec {
   std::string name;
   std::vector<int64_t> shape;
@@ -61,8 +71,11 @@ class Template {
   // tile beyond ops/limits.h is reshaped to fit, never refused. A config the template cannot
   // realize (knobs missing or not of this space, e.g. from a hand-edited log) is an
   // InstantiationError whose message says why.
+  // `layout` (conv templates only) changes the data and output buffers' layouts, nothing else:
+  // the same loops compute the same sums.
   virtual Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
-                                          const TargetInfo& target) const = 0;
+                                          const TargetInfo& target,
+                                          const ActivationLayout& layout = {}) const = 0;
 
   // Straightforward reference computation, accumulating in double.
   virtual void reference(const Workload& w, const std::vector<const float*>& inputs,

@@ -37,7 +37,8 @@ class FaultTemplate : public ops::Template {
     return space.get(0);
   }
   Result<Program> instantiate(const ops::Workload& w, const ConfigEntity& config,
-                              const ops::TargetInfo&) const override {
+                              const ops::TargetInfo&,
+                              const ops::ActivationLayout& = {}) const override {
     std::string mode = config.other("mode").val.get<std::string>();
     if (mode == "build_crash") std::abort();
     if (mode == "build_hang") {

@@ -314,7 +314,8 @@ class OddIndicesRejected final : public ops::Template {
     return base_.fallback(w, space, target);
   }
   Result<ir::Program> instantiate(const ops::Workload& w, const ConfigEntity& config,
-                                  const ops::TargetInfo& target) const override {
+                                  const ops::TargetInfo& target,
+                                  const ops::ActivationLayout& = {}) const override {
     if (config.index() % 2 == 1) return InstantiationError("odd index");
     return base_.instantiate(w, config, target);
   }
