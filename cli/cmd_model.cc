@@ -12,22 +12,6 @@
 
 namespace kiln::cli {
 
-namespace {
-
-// --input-shape NAME=DIMS, repeated, as import options; CommandError for a malformed one or a
-// name given twice.
-frontend::ImportOptions import_options(const std::vector<std::string>& input_shapes) {
-  frontend::ImportOptions options;
-  for (const std::string& text : input_shapes) {
-    auto [name, dims] = value_or_exit(frontend::parse_input_shape(text));
-    if (!options.input_shapes.emplace(name, dims).second) {
-      throw CommandError{"--input-shape: '" + name + "' is given more than once"};
-    }
-  }
-  return options;
-}
-
-}  // namespace
 
 Command add_tasks_command(CLI::App& app) {
   struct Options {

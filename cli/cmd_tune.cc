@@ -15,6 +15,8 @@
 #include "store/record_store.h"
 #include "tuner/make_tuner.h"
 #include "tuner/measure_options.h"
+#include "frontend/task_extraction.h"
+#include "tuner/model_tune.h"
 #include "tuner/tune_job.h"
 
 namespace kiln::cli {
@@ -23,6 +25,14 @@ namespace {
 
 struct TuneCommandOptions {
   TaskOptions task;
+  // Model mode: `kiln tune MODEL.onnx` tunes the model's tasks under one budget.
+  std::string model;
+  std::vector<std::string> input_shapes;
+  std::vector<std::string> ops;
+  std::optional<int64_t> trials_per_task;
+  std::string time;
+  std::string scheduler = "gradient";
+  bool trials_given = false;
   std::string tuner = "xgb";
   bool no_transfer = false;
   tuner::TunerSettings tuner_settings;
@@ -164,19 +174,208 @@ void print_transfer(const tuner::TuneTaskOutcome& outcome) {
   }
 }
 
+
+// "1h02m03s" for a status line.
+std::string clock_text(double seconds) {
+  int64_t s = static_cast<int64_t>(seconds);
+  char buf[32];
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm%02llds", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  }
+  return buf;
+}
+
+std::string latency_text(double seconds, bool complete) {
+  if (seconds <= 0) return "n/a";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%s%.3f ms", complete ? "" : ">= ", seconds * 1e3);
+  return buf;
+}
+
+// `--ops conv2d,dense`: the operators whose tasks are tuned, as extract_from_program(ops=...)
+// takes them; conv2d includes depthwise convolutions (nn.conv2d with groups in TVM).
+bool op_selected(const std::vector<std::string>& ops, const std::string& op) {
+  if (ops.empty()) return true;
+  for (const std::string& o : ops) {
+    if (o == op || (o == "conv2d" && op == "depthwise_conv2d")) return true;
+  }
+  return false;
+}
+
+int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options,
+               const Target& target) {
+  static const std::vector<std::string> kOps = {"conv2d", "depthwise_conv2d", "dense",
+                                                "batch_matmul"};
+  for (const std::string& op : o.ops) {
+    if (std::find(kOps.begin(), kOps.end(), op) == kOps.end()) {
+      throw CommandError{"--ops: unknown operator '" + op +
+                         "' (known: conv2d, depthwise_conv2d, dense, batch_matmul)"};
+    }
+  }
+  frontend::Graph graph = value_or_exit(frontend::import_onnx(o.model, import_options(o.input_shapes)));
+  frontend::TaskExtraction extraction = frontend::extract_tasks(graph);
+  std::vector<tuner::ModelTask> tasks;
+  for (const frontend::ModelTask& t : extraction.tasks) {
+    if (!op_selected(o.ops, t.workload.op)) continue;
+    tasks.push_back({{t.tmpl, t.workload}, static_cast<double>(t.count)});
+  }
+  if (tasks.empty()) {
+    throw CommandError{o.model + ": no tunable task" + (o.ops.empty() ? "" : " of --ops")};
+  }
+  tuner::ModelTuneOptions model_options;
+  model_options.job = std::move(options);
+  if (o.scheduler == "round-robin") {
+    model_options.scheduler.strategy = tuner::SchedulerStrategy::kRoundRobin;
+  } else if (o.scheduler != "gradient") {
+    throw CommandError{"--scheduler: expected gradient or round-robin, got '" + o.scheduler + "'"};
+  }
+  if (o.trials_given) model_options.budget.total_trials = o.trials;
+  model_options.budget.trials_per_task = o.trials_per_task;
+  if (!o.time.empty()) model_options.budget.seconds = parse_duration("--time", o.time);
+  if (!o.trials_given && !o.trials_per_task && o.time.empty()) {
+    model_options.budget.trials_per_task = o.trials;  // --trials' default, per task
+  }
+  int64_t round = 64;
+  if (model_options.budget.total_trials) {
+    round = std::min<int64_t>(round, std::max<int64_t>(1, *model_options.budget.total_trials /
+                                                              static_cast<int64_t>(tasks.size())));
+  }
+  if (model_options.budget.trials_per_task) {
+    round = std::min(round, *model_options.budget.trials_per_task);
+  }
+  model_options.round_trials = static_cast<int>(round);
+
+  std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o.db));
+  builder::LocalBuildPool builder({o.n_parallel, o.build_timeout_s});
+  runner::LocalRunner runner(o.runner);
+  model_options.job.loop.lease_s =
+      tuner::lease_seconds(o.runner, o.build_timeout_s, builder.n_parallel());
+  tuner::ModelTuneJob job(std::move(tasks), target, model_options);
+  std::printf("%s: %zu tasks, %s scheduler, budget:%s%s%s\n", o.model.c_str(), job.tasks().size(),
+              o.scheduler.c_str(),
+              model_options.budget.total_trials
+                  ? (" " + std::to_string(*model_options.budget.total_trials) + " trials").c_str()
+                  : "",
+              model_options.budget.trials_per_task
+                  ? (" " + std::to_string(*model_options.budget.trials_per_task) + " per task").c_str()
+                  : "",
+              model_options.budget.seconds ? (" " + o.time + " of wall clock").c_str() : "");
+  std::fflush(stdout);
+
+  bool tty = isatty(STDOUT_FILENO);
+  int last_task = -2;
+  tuner::ModelTuneEvents events;
+  events.progress = [&](const tuner::ModelTuneStatus& st) {
+    // On a terminal the line is redrawn in place; otherwise a line whenever the task changes.
+    if (!tty && st.current == last_task) return;
+    last_task = st.current;
+    std::string task = "-";
+    if (st.current >= 0) {
+      const tuner::ModelTask& t = job.tasks()[st.current];
+      task = std::to_string(st.current + 1) + "/" + std::to_string(job.tasks().size()) + " " +
+             std::string(t.task.tmpl->name()) + " " + t.task.workload.to_string();
+    }
+    std::string total = model_options.budget.total_trials
+                            ? "/" + std::to_string(*model_options.budget.total_trials)
+                            : "";
+    std::printf("%s[%lld%s trials | %s] est. latency %s (start %s) | task %s%s",
+                tty ? "\r\033[K" : "", static_cast<long long>(st.trials), total.c_str(),
+                clock_text(st.elapsed_s).c_str(),
+                latency_text(st.latency_s, st.latency_complete).c_str(),
+                latency_text(st.start_latency_s, st.start_latency_complete).c_str(), task.c_str(),
+                tty ? "" : "\n");
+    std::fflush(stdout);
+  };
+  StopSignals stop;
+  tuner::ModelTuneResult result = value_or_exit(job.run(builder, runner, *db, events, stop.token()));
+  if (tty) std::printf("\n");
+
+  // The per-task table.
+  bool complete = false;
+  double latency = job.estimated_latency(result.tasks, &complete);
+  std::printf("%3s  %-28s %6s %7s %12s %10s %7s  %s\n", "#", "template", "weight", "trials",
+              "best GFLOPS", "best ms", "share", "workload");
+  for (size_t i = 0; i < job.tasks().size(); ++i) {
+    const tuner::ModelTask& t = job.tasks()[i];
+    const tuner::ModelTaskState& s = result.tasks[i];
+    bool measured = std::isfinite(s.best_seconds);
+    // A workload with two templates (dense) costs what its faster one does: only that one has
+    // a share of the latency.
+    bool winner = measured;
+    for (size_t j = 0; j < job.tasks().size(); ++j) {
+      if (j != i && job.tasks()[j].task.workload.to_string() == t.task.workload.to_string() &&
+          result.tasks[j].best_seconds < s.best_seconds) {
+        winner = false;
+      }
+    }
+    char share[16] = "-";
+    if (winner && latency > 0) {
+      std::snprintf(share, sizeof share, "%.1f%%", 100 * t.weight * s.best_seconds / latency);
+    }
+    std::printf("%3zu  %-28s %6.0f %7lld %12.2f %10.4f %7s  %s\n", i,
+                std::string(t.task.tmpl->name()).c_str(), t.weight,
+                static_cast<long long>(s.trials), s.best_flops / 1e9,
+                measured ? s.best_seconds * 1e3 : 0.0, share, t.task.workload.to_string().c_str());
+  }
+  std::printf("estimated end-to-end latency %s (start %s); %lld trials in the store, %lld new "
+              "in %s\n",
+              latency_text(latency, complete).c_str(),
+              latency_text(result.status.start_latency_s, result.status.start_latency_complete)
+                  .c_str(),
+              static_cast<long long>(result.status.trials), static_cast<long long>(result.status.fresh),
+              clock_text(result.status.elapsed_s).c_str());
+  if (result.interrupted) {
+    std::printf("interrupted: %lld trials saved in %s (run the same command to resume)\n",
+                static_cast<long long>(result.status.fresh), o.db.c_str());
+    std::fflush(stdout);
+    return kInterrupted;
+  }
+  if (result.out_of_time) std::printf("time budget of %s reached\n", o.time.c_str());
+  std::printf("compile with: kiln compile %s --db %s -o model.kiln\n", o.model.c_str(),
+              o.db.c_str());
+  return 0;
+}
+
 }  // namespace
 
 Command add_tune_command(CLI::App& app) {
   auto o = std::make_shared<TuneCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("tune", "tune a workload's schedule, recording every trial");
-  add_task_options(cmd, &o->task);
+  CLI::App* cmd = app.add_subcommand(
+      "tune", "tune a workload's schedule, or a whole ONNX model's tasks, recording every trial");
+  cmd->add_option("model", o->model,
+                  "an ONNX model: tune its tasks (kiln tasks) under one budget, a round at a "
+                  "time where the estimated latency drops most");
+  add_task_options(cmd, &o->task, /*workload_required=*/false);
+  cmd->add_option("--input-shape", o->input_shapes,
+                  "model: NAME=DIMS for an input with symbolic dimensions");
+  cmd->add_option("--ops", o->ops,
+                  "model: tune only these operators (conv2d, depthwise_conv2d, dense, "
+                  "batch_matmul; conv2d includes depthwise)")
+      ->delimiter(',');
+  add_bounded(cmd, "--trials-per-task", &o->trials_per_task, 1, int64_t{1} << 40,
+              "model: trials per task at most (records already in the db count)");
+  cmd->add_option("--time", o->time,
+                  "model: wall-clock budget, e.g. 8h, 30m, 1h30m (the batch running when it "
+                  "ends is finished and recorded)");
+  cmd->add_option("--scheduler", o->scheduler,
+                  "model: gradient (Ansor's, the default) or round-robin (AutoTVM's order)");
+  cmd->add_option("--loss", o->tuner_settings.loss, "xgb tuners: rank, reg or rank-binary");
+  cmd->add_option("--feature", o->tuner_settings.feature, "xgb tuners: itervar, knob or curve");
+  cmd->add_option("--diversity-filter-ratio", o->tuner_settings.diversity_filter_ratio,
+                  "xgb tuners: keep the plan's most diverse of plan-size x ratio candidates")
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--tuner", o->tuner, tuner::tuner_names());
   add_bounded(cmd, "--plan-size", &o->tuner_settings.plan_size, 1, 1000000,
               "xgb tuners: trials per plan, the model is refit after each");
   cmd->add_flag("--no-transfer", o->no_transfer,
                 "do not start the cost model from records of other workloads of the template");
-  add_bounded(cmd, "--trials", &o->trials, 1, int64_t{1} << 40,
-              "trials per template (records already in the db count)");
+  CLI::Option* trials = add_bounded(cmd, "--trials", &o->trials, 1, int64_t{1} << 40,
+                                    "trials per template; model: in all (records already in the "
+                                    "db count)");
   add_bounded(cmd, "--early-stopping", &o->early_stopping, 1, int64_t{1} << 40,
               "stop when the best config is this many trials old (default: never)");
   cmd->add_option("--db", o->db, "SQLite record store (created if absent)");
@@ -202,7 +401,31 @@ Command add_tune_command(CLI::App& app) {
   cmd->add_flag("--retry-errors", o->retry_errors,
                 "measure again every config whose records are all failures (by default only "
                 "timeouts and lost runners recorded under other measure options are)");
-  return [o] {
+  return [o, trials] {
+    o->trials_given = trials->count() > 0;
+    if (o->model.empty() == o->task.workload.empty()) {
+      throw CommandError{"give either a model (kiln tune MODEL.onnx) or --workload"};
+    }
+    if (o->model.empty() && (o->trials_per_task || !o->time.empty() || !o->ops.empty() ||
+                             !o->input_shapes.empty())) {
+      throw CommandError{
+          "--trials-per-task, --time, --ops and --input-shape are for tuning a model"};
+    }
+    if (!o->model.empty()) {
+      if (!o->task.template_name.empty()) {
+        throw CommandError{"--template is for --workload; a model's tasks use every template"};
+      }
+      Target target = resolve_target(o->task.target);
+      tuner::TuneJobOptions options;
+      options.tuner = o->tuner;
+      options.tuner_settings = o->tuner_settings;
+      options.seed = o->seed;
+      options.transfer = !o->no_transfer;
+      options.loop.early_stopping = o->early_stopping;
+      options.loop.measure_options = tuner::measure_options_text(o->runner, o->build_timeout_s);
+      options.loop.retry_errors = o->retry_errors;
+      return tune_model(*o, std::move(options), target);
+    }
     ResolvedTasks resolved = resolve_tasks(o->task);
     std::vector<tuner::TuneJobTask> tasks;
     for (const Task& t : resolved.tasks) tasks.push_back({t.tmpl, t.workload});

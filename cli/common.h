@@ -9,6 +9,7 @@
 
 #include "builder/target.h"
 #include "common/status.h"
+#include "frontend/onnx_import.h"
 #include "ops/registry.h"
 
 namespace kiln::cli {
@@ -68,6 +69,14 @@ ResolvedTasks resolve_tasks(const TaskOptions& o);
 // The config `index` of the task's space, or its fallback config; CommandError if out of range.
 ConfigEntity pick_config(const Task& task, const ConfigSpace& space, std::optional<int64_t> index,
                          const Target& target);
+
+// --input-shape NAME=DIMS, repeated, as ONNX import options; CommandError for a malformed one or
+// a name given twice.
+frontend::ImportOptions import_options(const std::vector<std::string>& input_shapes);
+
+// "8h", "30m", "90s", "1h30m" or a plain number of seconds -> seconds; CommandError naming
+// `option` otherwise.
+double parse_duration(const std::string& option, const std::string& text);
 
 // Numeric options with kiln's own bounds and messages ("--timeout: expected a number of
 // seconds in (0, 3600], got 'nan'"): the value must parse completely, be finite and lie in

@@ -107,10 +107,22 @@ FeatureMatrix pad_rows(const std::vector<std::vector<float>>& rows, int64_t cols
 Result<LossType> parse_loss_type(std::string_view name) {
   if (name == "reg") return LossType::kReg;
   if (name == "rank") return LossType::kRank;
-  return InvalidArgument("unknown loss type '" + std::string(name) + "' (known: reg, rank)");
+  if (name == "rank-binary") return LossType::kRankBinary;
+  return InvalidArgument("unknown loss '" + std::string(name) +
+                         "' (known: rank, reg, rank-binary)");
 }
 
-const char* loss_type_name(LossType loss) { return loss == LossType::kReg ? "reg" : "rank"; }
+const char* loss_type_name(LossType loss) {
+  switch (loss) {
+    case LossType::kReg:
+      return "reg";
+    case LossType::kRank:
+      return "rank";
+    case LossType::kRankBinary:
+      return "rank-binary";
+  }
+  return "?";
+}
 
 struct Booster::Handle {
   BoosterHandle booster = nullptr;
@@ -182,6 +194,10 @@ Result<Booster> Booster::train(const FeatureMatrix& x, const std::vector<float>&
 
   // AutoTVM's custom_callback: evaluate on rounds i % skip_every == 0 only, keep the strictly
   // best score, stop when i - best >= stopping_rounds (initial best: -inf at round 0).
+  std::vector<float> eval_labels = labels;
+  if (options.loss == LossType::kRankBinary) {
+    for (float& y : eval_labels) y = y >= 0.5f ? 1.0f : 0.0f;
+  }
   double best_score = -std::numeric_limits<double>::infinity();
   int best_round = 0;
   int round = 0;
@@ -191,7 +207,7 @@ Result<Booster> Booster::train(const FeatureMatrix& x, const std::vector<float>&
     if (round % options.eval_every != 0) continue;
     KILN_ASSIGN_OR_RETURN(std::vector<float> pred,
                           predict_dmatrix(handle->booster, dtrain.get(), x.rows));
-    const double score = average_recall(pred, labels, options.recall_top_n);
+    const double score = average_recall(pred, eval_labels, options.recall_top_n);
     if (score > best_score) {
       best_score = score;
       best_round = round;

@@ -30,9 +30,11 @@ FeatureMatrix pad_rows(const std::vector<std::vector<float>>& rows, int64_t cols
 
 // AutoTVM's loss_type. kReg is "reg:squarederror" (AutoTVM's "reg:linear", renamed in XGBoost);
 // kRank is "rank:pairwise" with no query groups, so all rows form one group.
-enum class LossType { kReg, kRank };
+// kRankBinary is TVM's "rank-binary": the rank objective, with the evaluation labels of early
+// stopping binarized (>= 0.5 -> 1, else 0); the training labels stay continuous.
+enum class LossType { kReg, kRank, kRankBinary };
 
-// "reg" or "rank"; kInvalidArgument naming both otherwise.
+// "reg", "rank" or "rank-binary"; kInvalidArgument naming them otherwise.
 Result<LossType> parse_loss_type(std::string_view name);
 const char* loss_type_name(LossType loss);
 

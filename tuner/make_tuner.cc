@@ -35,9 +35,27 @@ Result<std::unique_ptr<Tuner>> make_tuner(const std::string& name, const TaskRef
     if (name == v.name) {
       ModelTunerOptions options;
       options.plan_size = settings.plan_size;
+      costmodel::FeatureType features = v.features;
+      costmodel::LossType loss = v.loss;
+      if (settings.feature) {
+        KILN_ASSIGN_OR_RETURN(features, costmodel::parse_feature_type(*settings.feature));
+      }
+      if (settings.loss) {
+        KILN_ASSIGN_OR_RETURN(loss, costmodel::parse_loss_type(*settings.loss));
+      }
+      if (settings.diversity_filter_ratio) {
+        if (*settings.diversity_filter_ratio < 1) {
+          return InvalidArgument("the diversity filter ratio must be at least 1");
+        }
+        options.diversity_filter_ratio = settings.diversity_filter_ratio;
+      }
       return std::unique_ptr<Tuner>(new XgbTuner(task.tmpl, task.workload, task.space, task.target,
-                                                 v.features, v.loss, seed, options));
+                                                 features, loss, seed, options));
     }
+  }
+  if (settings.loss || settings.feature || settings.diversity_filter_ratio) {
+    return InvalidArgument("--loss, --feature and --diversity-filter-ratio are options of the xgb "
+                           "tuners, not of '" + name + "'");
   }
   if (name == "ga") return std::unique_ptr<Tuner>(new GaTuner(task.space, {}, seed));
   if (name == "random") return std::unique_ptr<Tuner>(new RandomTuner(task.space, seed));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -25,11 +26,17 @@ struct TunerSettings {
   // bench/tuning_bench (dense 1024^3: 1.12 instead of 0.69 of random's 1000-trial best after
   // 100 trials) for a tuner overhead that stays a few percent of the wall time.
   int plan_size = 32;
+  // The xgb tuners' options as TVM's XGBTuner takes them (`kiln tune --loss --feature
+  // --diversity-filter-ratio`); unset keeps what the tuner's name says ("xgb-knob": knob, ...).
+  std::optional<std::string> loss;     // "rank", "reg" or "rank-binary"
+  std::optional<std::string> feature;  // "itervar", "knob" or "curve"
+  std::optional<int> diversity_filter_ratio;
 };
 
 // "xgb" (itervar features, rank loss; the default), "xgb-knob", "xgb-curve" (the same with
 // knob or curve features), "xgb-reg" (itervar, regression loss), "ga", "random", "grid".
-// kInvalidArgument naming the known ones otherwise, or for a plan_size below 1.
+// kInvalidArgument naming the known ones otherwise, for a plan_size below 1, for an unknown loss
+// or feature, and for xgb settings given to a tuner that is not an xgb one.
 Result<std::unique_ptr<Tuner>> make_tuner(const std::string& name, const TaskRef& task,
                                           uint64_t seed, const TunerSettings& settings = {});
 

@@ -1,0 +1,179 @@
+#include "tuner/model_tune.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <unordered_set>
+
+#include "tuner/resume_rule.h"
+
+namespace kiln::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+ModelTuneJob::ModelTuneJob(std::vector<ModelTask> tasks, Target target, ModelTuneOptions options)
+    : tasks_(std::move(tasks)), target_(std::move(target)), options_(std::move(options)) {}
+
+double ModelTuneJob::estimated_latency(const std::vector<ModelTaskState>& states,
+                                       bool* complete) const {
+  std::map<std::string, std::pair<double, double>> per_workload;  // workload -> weight, best
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    auto [it, fresh] = per_workload.try_emplace(tasks_[i].task.workload.to_string(),
+                                                tasks_[i].weight, TaskScheduler::kUnknown);
+    it->second.second = std::min(it->second.second, states[i].best_seconds);
+  }
+  double latency = 0;
+  bool all = true;
+  for (const auto& [workload, weight_best] : per_workload) {
+    if (std::isfinite(weight_best.second)) {
+      latency += weight_best.first * weight_best.second;
+    } else {
+      all = false;
+    }
+  }
+  if (complete) *complete = all;
+  return latency;
+}
+
+Result<ModelTaskState> ModelTuneJob::initial_state(size_t i, store::RecordStore& store) const {
+  const TuneJobTask& task = tasks_[i].task;
+  ModelTaskState state;
+  ConfigSpace space = task.tmpl->space(task.workload);
+  state.space = space.size();
+  const ResumeRule rule{options_.job.loop.measure_options, options_.job.loop.retry_errors};
+  KILN_ASSIGN_OR_RETURN(std::vector<store::Record> records,
+                        store.records(store::RecordFilter::of_task(
+                            Task{task.tmpl, task.workload, target_})));
+  std::unordered_set<int64_t> done;
+  for (const store::Record& r : records) {
+    if (!space.is_index_valid(r.config_index)) continue;
+    if (r.error_no == 0 && r.mean_cost() < state.best_seconds) {
+      state.best_seconds = r.mean_cost();
+      state.best_flops = r.flops();
+    }
+    if (rule.settles(r, /*found_at_start=*/true)) done.insert(r.config_index);
+  }
+  state.trials = static_cast<int64_t>(done.size());
+  return state;
+}
+
+Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Runner& runner,
+                                          store::RecordStore& store,
+                                          const ModelTuneEvents& events, std::stop_token stop) {
+  auto start = Clock::now();
+  ModelTuneResult result;
+  std::vector<ModelTaskState>& states = result.tasks;
+  std::vector<ScheduledTask> scheduled;
+  auto cap = [&](size_t i) {
+    int64_t c = states[i].space;
+    if (options_.budget.trials_per_task) c = std::min(c, *options_.budget.trials_per_task);
+    return c;
+  };
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ModelTaskState s, initial_state(i, store));
+    states.push_back(s);
+    scheduled.push_back({tasks_[i].weight, tasks_[i].task.tmpl->flop(tasks_[i].task.workload),
+                         std::string(tasks_[i].task.tmpl->name())});
+  }
+  TaskScheduler scheduler(scheduled, options_.scheduler);
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    states[i].alive = states[i].trials < cap(i);
+    scheduler.set_initial(i, states[i].best_seconds, states[i].alive);
+  }
+  ModelTuneStatus& status = result.status;
+  status.tasks = &states;
+  auto refresh = [&](int current) {
+    status.current = current;
+    status.trials = 0;
+    for (const ModelTaskState& s : states) status.trials += s.trials;
+    status.elapsed_s = seconds_since(start);
+    status.latency_s = estimated_latency(states, &status.latency_complete);
+  };
+  refresh(-1);
+  status.start_latency_s = status.latency_s;
+  status.start_latency_complete = status.latency_complete;
+  auto out_of_time = [&] {
+    return options_.budget.seconds && seconds_since(start) >= *options_.budget.seconds;
+  };
+
+  while (!stop.stop_requested()) {
+    if (options_.budget.total_trials && status.trials >= *options_.budget.total_trials) break;
+    if (out_of_time()) {
+      result.out_of_time = true;
+      break;
+    }
+    int i = scheduler.next();
+    if (i < 0) break;
+    int64_t round = std::min<int64_t>(options_.round_trials, cap(i) - states[i].trials);
+    if (options_.budget.total_trials) {
+      round = std::min(round, *options_.budget.total_trials - status.trials);
+    }
+    int64_t before = states[i].trials;
+    TuneJobOptions job_options = options_.job;
+    job_options.loop.n_trial = before + round;
+    TuneJob job({tasks_[i].task}, target_, job_options);
+
+    // The round stops after a batch when this run is stopped or its time is up.
+    std::stop_source round_stop;
+    std::stop_callback forward(stop, [&] { round_stop.request_stop(); });
+    TuneJobEvents job_events;
+    job_events.batch_committed = [&](size_t, const TuneProgress& p) {
+      states[i].trials = p.done;
+      if (p.best && p.best->mean_cost() < states[i].best_seconds) {
+        states[i].best_seconds = p.best->mean_cost();
+        states[i].best_flops = p.best->flops();
+      }
+      refresh(i);
+      if (events.progress) events.progress(status);
+      if (out_of_time()) round_stop.request_stop();
+    };
+    refresh(i);
+    if (events.progress) events.progress(status);
+    KILN_ASSIGN_OR_RETURN(TuneJobResult round_result,
+                          job.run(builder, runner, store, job_events, round_stop.get_token()));
+    states[i].rounds += 1;
+    status.fresh += round_result.fresh;
+    bool stopped = round_result.interrupted;
+    if (!round_result.tasks.empty()) {
+      const TuneTaskOutcome& outcome = round_result.tasks.front();
+      const TuneProgress& p = outcome.progress;
+      states[i].trials = p.done;
+      if (p.best && p.best->mean_cost() < states[i].best_seconds) {
+        states[i].best_seconds = p.best->mean_cost();
+        states[i].best_flops = p.best->flops();
+      }
+      // Dead: budget or space reached, nothing new measured, or the task stopped early.
+      bool finished_early = !stopped && p.done < job_options.loop.n_trial;
+      states[i].alive = !finished_early && p.done < cap(i) && p.done > before;
+      if (stopped) states[i].alive = p.done < cap(i);
+      if (events.round_finished) events.round_finished(outcome);
+      result.rounds.push_back(outcome);
+    } else {
+      states[i].alive = false;
+    }
+    scheduler.round_done(i, states[i].best_seconds, states[i].alive);
+    refresh(i);
+    if (stopped) {
+      if (out_of_time()) {
+        result.out_of_time = true;
+      } else {
+        result.interrupted = true;
+      }
+      break;
+    }
+  }
+  if (stop.stop_requested()) result.interrupted = true;
+  refresh(-1);
+  return result;
+}
+
+}  // namespace kiln::tuner
