@@ -12,7 +12,6 @@
 
 namespace kiln::cli {
 
-
 Command add_tasks_command(CLI::App& app) {
   struct Options {
     std::string model;

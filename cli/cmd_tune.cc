@@ -11,11 +11,11 @@
 
 #include "builder/build_pool.h"
 #include "cli/common.h"
+#include "frontend/task_extraction.h"
 #include "runner/local_runner.h"
 #include "store/record_store.h"
 #include "tuner/make_tuner.h"
 #include "tuner/measure_options.h"
-#include "frontend/task_extraction.h"
 #include "tuner/model_tune.h"
 #include "tuner/tune_job.h"
 
@@ -174,7 +174,6 @@ void print_transfer(const tuner::TuneTaskOutcome& outcome) {
   }
 }
 
-
 // "1h02m03s" for a status line.
 std::string clock_text(double seconds) {
   int64_t s = static_cast<int64_t>(seconds);
@@ -206,8 +205,7 @@ bool op_selected(const std::vector<std::string>& ops, const std::string& op) {
   return false;
 }
 
-int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options,
-               const Target& target) {
+int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const Target& target) {
   static const std::vector<std::string> kOps = {"conv2d", "depthwise_conv2d", "dense",
                                                 "batch_matmul"};
   for (const std::string& op : o.ops) {
@@ -216,7 +214,8 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options,
                          "' (known: conv2d, depthwise_conv2d, dense, batch_matmul)"};
     }
   }
-  frontend::Graph graph = value_or_exit(frontend::import_onnx(o.model, import_options(o.input_shapes)));
+  frontend::Graph graph =
+      value_or_exit(frontend::import_onnx(o.model, import_options(o.input_shapes)));
   frontend::TaskExtraction extraction = frontend::extract_tasks(graph);
   std::vector<tuner::ModelTask> tasks;
   for (const frontend::ModelTask& t : extraction.tasks) {
@@ -255,15 +254,16 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options,
   model_options.job.loop.lease_s =
       tuner::lease_seconds(o.runner, o.build_timeout_s, builder.n_parallel());
   tuner::ModelTuneJob job(std::move(tasks), target, model_options);
-  std::printf("%s: %zu tasks, %s scheduler, budget:%s%s%s\n", o.model.c_str(), job.tasks().size(),
-              o.scheduler.c_str(),
-              model_options.budget.total_trials
-                  ? (" " + std::to_string(*model_options.budget.total_trials) + " trials").c_str()
-                  : "",
-              model_options.budget.trials_per_task
-                  ? (" " + std::to_string(*model_options.budget.trials_per_task) + " per task").c_str()
-                  : "",
-              model_options.budget.seconds ? (" " + o.time + " of wall clock").c_str() : "");
+  std::printf(
+      "%s: %zu tasks, %s scheduler, budget:%s%s%s\n", o.model.c_str(), job.tasks().size(),
+      o.scheduler.c_str(),
+      model_options.budget.total_trials
+          ? (" " + std::to_string(*model_options.budget.total_trials) + " trials").c_str()
+          : "",
+      model_options.budget.trials_per_task
+          ? (" " + std::to_string(*model_options.budget.trials_per_task) + " per task").c_str()
+          : "",
+      model_options.budget.seconds ? (" " + o.time + " of wall clock").c_str() : "");
   std::fflush(stdout);
 
   bool tty = isatty(STDOUT_FILENO);
@@ -291,7 +291,8 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options,
     std::fflush(stdout);
   };
   StopSignals stop;
-  tuner::ModelTuneResult result = value_or_exit(job.run(builder, runner, *db, events, stop.token()));
+  tuner::ModelTuneResult result =
+      value_or_exit(job.run(builder, runner, *db, events, stop.token()));
   if (tty) std::printf("\n");
 
   // The per-task table.
@@ -321,13 +322,13 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options,
                 static_cast<long long>(s.trials), s.best_flops / 1e9,
                 measured ? s.best_seconds * 1e3 : 0.0, share, t.task.workload.to_string().c_str());
   }
-  std::printf("estimated end-to-end latency %s (start %s); %lld trials in the store, %lld new "
-              "in %s\n",
-              latency_text(latency, complete).c_str(),
-              latency_text(result.status.start_latency_s, result.status.start_latency_complete)
-                  .c_str(),
-              static_cast<long long>(result.status.trials), static_cast<long long>(result.status.fresh),
-              clock_text(result.status.elapsed_s).c_str());
+  std::printf(
+      "estimated end-to-end latency %s (start %s); %lld trials in the store, %lld new "
+      "in %s\n",
+      latency_text(latency, complete).c_str(),
+      latency_text(result.status.start_latency_s, result.status.start_latency_complete).c_str(),
+      static_cast<long long>(result.status.trials), static_cast<long long>(result.status.fresh),
+      clock_text(result.status.elapsed_s).c_str());
   if (result.interrupted) {
     std::printf("interrupted: %lld trials saved in %s (run the same command to resume)\n",
                 static_cast<long long>(result.status.fresh), o.db.c_str());
@@ -406,8 +407,8 @@ Command add_tune_command(CLI::App& app) {
     if (o->model.empty() == o->task.workload.empty()) {
       throw CommandError{"give either a model (kiln tune MODEL.onnx) or --workload"};
     }
-    if (o->model.empty() && (o->trials_per_task || !o->time.empty() || !o->ops.empty() ||
-                             !o->input_shapes.empty())) {
+    if (o->model.empty() &&
+        (o->trials_per_task || !o->time.empty() || !o->ops.empty() || !o->input_shapes.empty())) {
       throw CommandError{
           "--trials-per-task, --time, --ops and --input-shape are for tuning a model"};
     }

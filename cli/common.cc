@@ -52,10 +52,14 @@ double parse_duration(const std::string& option, const std::string& text) {
     double unit = 1;
     if (pos < text.size()) {
       char u = text[pos];
-      if (u == 'h') unit = 3600;
-      else if (u == 'm') unit = 60;
-      else if (u == 's') unit = 1;
-      else throw bad();
+      if (u == 'h')
+        unit = 3600;
+      else if (u == 'm')
+        unit = 60;
+      else if (u == 's')
+        unit = 1;
+      else
+        throw bad();
       ++pos;
     } else if (any) {
       throw bad();  // "1h30" is ambiguous

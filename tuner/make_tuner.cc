@@ -54,8 +54,10 @@ Result<std::unique_ptr<Tuner>> make_tuner(const std::string& name, const TaskRef
     }
   }
   if (settings.loss || settings.feature || settings.diversity_filter_ratio) {
-    return InvalidArgument("--loss, --feature and --diversity-filter-ratio are options of the xgb "
-                           "tuners, not of '" + name + "'");
+    return InvalidArgument(
+        "--loss, --feature and --diversity-filter-ratio are options of the xgb "
+        "tuners, not of '" +
+        name + "'");
   }
   if (name == "ga") return std::unique_ptr<Tuner>(new GaTuner(task.space, {}, seed));
   if (name == "random") return std::unique_ptr<Tuner>(new RandomTuner(task.space, seed));

@@ -50,9 +50,9 @@ Result<ModelTaskState> ModelTuneJob::initial_state(size_t i, store::RecordStore&
   ConfigSpace space = task.tmpl->space(task.workload);
   state.space = space.size();
   const ResumeRule rule{options_.job.loop.measure_options, options_.job.loop.retry_errors};
-  KILN_ASSIGN_OR_RETURN(std::vector<store::Record> records,
-                        store.records(store::RecordFilter::of_task(
-                            Task{task.tmpl, task.workload, target_})));
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<store::Record> records,
+      store.records(store::RecordFilter::of_task(Task{task.tmpl, task.workload, target_})));
   std::unordered_set<int64_t> done;
   for (const store::Record& r : records) {
     if (!space.is_index_valid(r.config_index)) continue;
@@ -67,8 +67,8 @@ Result<ModelTaskState> ModelTuneJob::initial_state(size_t i, store::RecordStore&
 }
 
 Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Runner& runner,
-                                          store::RecordStore& store,
-                                          const ModelTuneEvents& events, std::stop_token stop) {
+                                          store::RecordStore& store, const ModelTuneEvents& events,
+                                          std::stop_token stop) {
   auto start = Clock::now();
   ModelTuneResult result;
   std::vector<ModelTaskState>& states = result.tasks;

@@ -50,9 +50,9 @@ struct ModelTaskState {
 
 struct ModelTuneStatus {
   const std::vector<ModelTaskState>* tasks = nullptr;
-  int current = -1;               // the task being tuned
-  int64_t trials = 0;             // Σ trials
-  int64_t fresh = 0;              // trials measured by this run
+  int current = -1;    // the task being tuned
+  int64_t trials = 0;  // Σ trials
+  int64_t fresh = 0;   // trials measured by this run
   double elapsed_s = 0;
   double latency_s = 0;           // estimated end-to-end latency now (see objective)
   bool latency_complete = false;  // every workload has a measurement

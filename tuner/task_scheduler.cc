@@ -42,7 +42,8 @@ double TaskScheduler::gradient(size_t i) const {
   double best_similar_flops = 0;
   for (size_t j = 0; j < tasks_.size(); ++j) {
     if (tasks_[j].group != tasks_[i].group || !std::isfinite(state_[j].best)) continue;
-    if (state_[j].best > 0) best_similar_flops = std::max(best_similar_flops, tasks_[j].flop / state_[j].best);
+    if (state_[j].best > 0)
+      best_similar_flops = std::max(best_similar_flops, tasks_[j].flop / state_[j].best);
   }
   double next = next_by_rounds;
   if (best_similar_flops > 0) {

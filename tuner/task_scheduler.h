@@ -25,9 +25,9 @@ namespace kiln::tuner {
 enum class SchedulerStrategy { kGradient, kRoundRobin };
 
 struct ScheduledTask {
-  double weight = 1;   // occurrences in the model
-  double flop = 0;     // per occurrence
-  std::string group;   // similar tasks share a group (the template name)
+  double weight = 1;  // occurrences in the model
+  double flop = 0;    // per occurrence
+  std::string group;  // similar tasks share a group (the template name)
 };
 
 struct SchedulerOptions {

@@ -1,0 +1,147 @@
+// End to end: `kiln tune MODEL` as a real process on a real SQLite file: killed twice with
+// SIGKILL mid-run and resumed, it ends with exactly its trial budget, no config measured twice;
+// the store then compiles into a model that matches the reference output. Also the time budget
+// and the --ops filter.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include "store/record_store.h"
+#include "tests/run_kiln.h"
+#include "tests/temp_dir.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kMlp = fs::path(KILN_SHARED_DIR) / "models" / "mlp";
+
+// Small and quick: random search, one run per repeat, no cooldown.
+std::string tune_args(const std::string& db, const std::string& budget) {
+  return "tune " + (kMlp / "mlp.onnx").string() + " --db " + db + " " + budget +
+         " --tuner random --number 1 --repeat 1 --cooldown-interval 0 --seed 5";
+}
+
+int64_t count_records(const std::string& db) {
+  if (!fs::exists(db)) return 0;
+  auto s = store::RecordStore::open(db, /*read_only=*/true);
+  if (!s.ok()) return 0;
+  auto n = (*s)->count();
+  return n.ok() ? *n : 0;
+}
+
+// Starts `kiln <args>`, waits until the store holds at least `records`, then SIGKILLs it.
+// Returns the count at the kill, or -1 if the run ended first.
+int64_t run_and_kill(const std::string& args, const std::string& db, int64_t records) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c",
+          (std::string("exec ") + KILN_BINARY + " " + args + " > /dev/null 2>&1").c_str(),
+          (char*)nullptr);
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  int64_t seen = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    seen = count_records(db);
+    if (seen >= records) break;
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return seen;
+}
+
+class ModelTuneCli : public ::testing::Test {
+ protected:
+  std::string path(const std::string& name) const { return dir_.file(name); }
+  testing::TempDir dir_{"kiln-model-tune"};
+};
+
+TEST_F(ModelTuneCli, KilledTwiceThenResumedEndsWithItsBudgetAndCompiles) {
+  if (!fs::exists(kMlp)) GTEST_SKIP() << "no " << kMlp;
+  std::string db = path("mlp.db");
+  std::string args = tune_args(db, "--trials 48");
+  int64_t first = run_and_kill(args, db, 8);
+  ASSERT_GE(first, 8) << "the tune made no progress or ended before the kill";
+  int64_t second = run_and_kill(args, db, first + 8);
+  ASSERT_GE(second, first);
+
+  testing::CommandResult r = testing::run_kiln(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("est. latency"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("48 trials in the store"), std::string::npos) << r.output;
+  auto s = store::RecordStore::open(db);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE((*s)->check_integrity().ok());
+  std::vector<store::Record> records = *(*s)->records();
+  EXPECT_EQ(records.size(), 48u);
+  std::set<std::tuple<std::string, std::string, int64_t>> seen;
+  for (const store::Record& rec : records) {
+    EXPECT_TRUE(seen.insert({rec.task_name, rec.workload, rec.config_index}).second)
+        << "measured twice: " << rec.task_name << " " << rec.workload << " " << rec.config_index;
+  }
+
+  // The tuned store compiles into a model that matches the reference.
+  std::string model = path("mlp.kiln"), out = path("out.bin");
+  r = testing::run_kiln("compile " + (kMlp / "mlp.onnx").string() + " --db " + db + " -o " + model);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("tuned"), std::string::npos) << r.output;
+  r = testing::run_kiln("run " + model + " --input " + (kMlp / "input.bin").string() +
+                        " --output " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream y(out, std::ios::binary), ref(kMlp / "output.bin", std::ios::binary);
+  std::vector<float> a(10), b(10);
+  y.read(reinterpret_cast<char*>(a.data()), 40);
+  ref.read(reinterpret_cast<char*>(b.data()), 40);
+  double err = 0, scale = 0;
+  for (int i = 0; i < 10; ++i) {
+    err = std::max(err, std::abs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+  }
+  EXPECT_LE(err / scale, 1e-4);
+}
+
+TEST_F(ModelTuneCli, TimeBudgetStopsAfterTheRunningBatch) {
+  if (!fs::exists(kMlp)) GTEST_SKIP() << "no " << kMlp;
+  std::string db = path("time.db");
+  auto start = std::chrono::steady_clock::now();
+  testing::CommandResult r = testing::run_kiln(tune_args(db, "--time 2s --trials-per-task 100000"));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("time budget of 2s reached"), std::string::npos) << r.output;
+  EXPECT_GT(count_records(db), 0);
+  EXPECT_LT(seconds, 60) << r.output;
+}
+
+TEST_F(ModelTuneCli, OpsFilterAndBadBudgetsAreCheckedUpFront) {
+  if (!fs::exists(kMlp)) GTEST_SKIP() << "no " << kMlp;
+  testing::CommandResult r = testing::run_kiln(tune_args(path("a.db"), "--trials 4 --ops conv2d"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no tunable task of --ops"), std::string::npos) << r.output;
+  r = testing::run_kiln(tune_args(path("b.db"), "--trials 4 --ops softmax"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown operator 'softmax'"), std::string::npos) << r.output;
+  r = testing::run_kiln(tune_args(path("c.db"), "--time 8x"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--time"), std::string::npos) << r.output;
+  r = testing::run_kiln("tune --workload dense:M=8,N=8,K=8 --time 1m --db " + path("d.db"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = testing::run_kiln(tune_args(path("e.db"), "--trials 4 --loss hinge"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+}  // namespace
+}  // namespace kiln
