@@ -119,6 +119,7 @@ Command add_compile_command(CLI::App& app) {
                   report.untuned_tasks, tasks,
                   o->db.empty() ? " (no --db given)" : " (no record in the store for them)");
     }
+    std::printf("%d layout transforms remain (NCHW <-> NCHW[x]c)\n", report.layout_transforms);
     std::printf("wrote %s (target %s, %.1f MB)\n", o->output.c_str(), model.target.c_str(),
                 (model.shared_object.size() + model.constants.size() * 4.0) / 1e6);
     return 0;

@@ -193,6 +193,7 @@ class ModelCompiler {
   std::vector<Kernel> kernels_;
   std::map<std::pair<std::string, std::string>, CompiledTask> tasks_;
   int fused_nodes_ = 0;
+  int layout_transforms_ = 0;
 };
 
 int ModelCompiler::add_value(const std::string& name, const std::vector<int64_t>& shape,
@@ -239,6 +240,7 @@ Result<int> ModelCompiler::value_of(const std::string& tensor) {
         tensor, shape,
         graph_outputs_.count(tensor) ? ModelValueKind::kOutput : ModelValueKind::kIntermediate);
     tensor_value_[tensor] = id;
+    ++layout_transforms_;
     add_kernel(std::move(unpack), {packed->second.value, id},
                "layout NCHW" + std::to_string(b) + "c -> NCHW of " + tensor);
     return id;
@@ -405,6 +407,11 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
       ir::Program program,
       choice.tmpl->instantiate(choice.workload, choice.config, target_info_, layout));
   std::string label = node.describe() + " [" + std::string(choice.tmpl->name()) + "]";
+  if (is_conv) {
+    for (const ir::Buffer& b : program.buffers) {
+      if (b->name == "data_vec" && b->shape.back() != layout.data_block) ++layout_transforms_;
+    }
+  }
   const std::string& op = choice.workload.op;
   bool gemm = node.op_type == "Gemm";
   float alpha = gemm ? node.attr_float("alpha", 1.0f) : 1.0f;
@@ -704,6 +711,7 @@ Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
     }
     report->kernels = static_cast<int>(model.steps.size());
     report->fused_nodes = fused_nodes_;
+    report->layout_transforms = layout_transforms_;
   }
   return model;
 }

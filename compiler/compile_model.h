@@ -43,6 +43,10 @@ struct CompileReport {
   int untuned_tasks = 0;
   int kernels = 0;      // steps in the compiled model
   int fused_nodes = 0;  // elementwise / BatchNormalization nodes fused away
+  // Layout changes left in the model: NCHW{b}c -> NCHW kernels for readers that are not convs,
+  // and convs whose data arrives in another layout than their tile_ic blocks (their data
+  // packing stage converts; with matching blocks it only pads).
+  int layout_transforms = 0;
   double build_seconds = 0;
 };
 
