@@ -4,6 +4,7 @@
 
 #include "builder/build.h"
 #include "common/sha256.h"
+#include "ops/measured_layout.h"
 
 namespace kiln::builder {
 
@@ -18,8 +19,9 @@ BuildResult build_measure_input(const MeasureInput& input) {
     return out;
   };
   const Task& task = input.task;
-  Result<ir::Program> program =
-      task.tmpl->instantiate(task.workload, input.config, {task.target.simd_lanes()});
+  // The program AutoTVM times for this config (ops/measured_layout.h).
+  Result<ir::Program> program = ops::instantiate_measured(*task.tmpl, task.workload, input.config,
+                                                          {task.target.simd_lanes()});
   if (!program.ok()) {
     return finish(program.status().code() == StatusCode::kInstantiation
                       ? MeasureError::kInstantiationError

@@ -7,6 +7,7 @@
 #include "builder/codegen_llvm.h"
 #include "cli/common.h"
 #include "ir/printer.h"
+#include "ops/measured_layout.h"
 #include "runner/local_runner.h"
 
 namespace kiln::cli {
@@ -73,7 +74,7 @@ Command add_show_command(CLI::App& app) {
                   task.workload.to_string().c_str(), config.to_json().dump().c_str(),
                   o->index ? "" : "  (fallback)");
       Result<ir::Program> program =
-          task.tmpl->instantiate(task.workload, config, {target.simd_lanes()});
+          ops::instantiate_measured(*task.tmpl, task.workload, config, {target.simd_lanes()});
       if (!program.ok()) {
         std::printf("invalid config: %s\n", program.status().message().c_str());
         continue;

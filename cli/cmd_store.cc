@@ -86,6 +86,27 @@ Command add_best_command(CLI::App& app) {
       std::printf("no successful record%s%s in %s\n", wanted.empty() ? "" : " for this workload",
                   target ? (" for target '" + *target + "'").c_str() : "", o->db.c_str());
     }
+    // Successful records of an older measurement version never compete (record_store.h).
+    store::RecordFilter outdated;
+    outdated.target = target;
+    outdated.only_ok = true;
+    outdated.versions = store::Versions::kOutdated;
+    int64_t ignored = 0;
+    if (wanted.empty()) {
+      ignored = value_or_exit(db->count(outdated));
+    } else {
+      for (const auto& [task_name, workload] : wanted) {
+        outdated.task_name = task_name;
+        outdated.workload = workload;
+        ignored += value_or_exit(db->count(outdated));
+      }
+    }
+    if (ignored > 0) {
+      std::fprintf(stderr,
+                   "note: %lld records of an older measurement version are ignored (they timed "
+                   "another program than kiln measures now; tune again to replace them)\n",
+                   static_cast<long long>(ignored));
+    }
     return 0;
   };
 }

@@ -139,6 +139,10 @@ void print_summary(const tuner::TuneTaskOutcome& outcome, double cooldown_s) {
     std::printf(", %lld recorded by concurrent tuners", static_cast<long long>(p.concurrent));
   }
   std::printf(")\n");
+  if (p.outdated > 0) {
+    std::printf("  note: %lld records of an older measurement version are ignored for this task\n",
+                static_cast<long long>(p.outdated));
+  }
   if (p.best) {
     std::printf("  best: %.2f GFLOPS (%.4f ms), config %lld %s\n", p.best_flops / 1e9,
                 p.best->mean_cost() * 1e3, static_cast<long long>(p.best->config_index),

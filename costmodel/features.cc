@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "costmodel/touch_extractor.h"
+#include "ops/measured_layout.h"
 
 namespace kiln::costmodel {
 
@@ -101,7 +102,9 @@ Result<std::vector<float>> extract_features(const ops::Template& tmpl,
   // Knob features need no IR: AutoTVM reads them off the config without instantiating it, so a
   // config the template rejects still gets them.
   if (type == FeatureType::kKnob) return knob_feature_flatten(config);
-  KILN_ASSIGN_OR_RETURN(ir::Program program, tmpl.instantiate(workload, config, target));
+  // The program that is timed for this config, so that features describe what was measured.
+  KILN_ASSIGN_OR_RETURN(ir::Program program,
+                        ops::instantiate_measured(tmpl, workload, config, target));
   std::vector<float> out;
   switch (type) {
     case FeatureType::kItervar:

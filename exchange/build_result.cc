@@ -9,6 +9,10 @@ KernelManifest KernelManifest::of(const ir::Program& program) {
   KernelManifest m;
   m.name = program.name;
   for (const ir::Buffer& b : program.buffers) m.buffer_elements.push_back(b->num_elements());
+  const size_t arguments = static_cast<size_t>(program.num_inputs + program.num_outputs);
+  for (size_t i = 0; i < arguments && i < program.buffers.size(); ++i) {
+    m.argument_shapes.push_back(program.buffers[i]->shape);
+  }
   m.num_inputs = program.num_inputs;
   m.num_outputs = program.num_outputs;
   for (const ir::Stage& s : program.stages) {
@@ -22,6 +26,11 @@ void KernelManifest::encode(wire::Writer& w) const {
   w.str(name);
   w.u64(buffer_elements.size());
   for (int64_t n : buffer_elements) w.i64(n);
+  w.u64(argument_shapes.size());
+  for (const std::vector<int64_t>& shape : argument_shapes) {
+    w.u64(shape.size());
+    for (int64_t d : shape) w.i64(d);
+  }
   w.i64(num_inputs);
   w.i64(num_outputs);
   w.u64(stages.size());
@@ -36,6 +45,13 @@ KernelManifest KernelManifest::decode(wire::Reader& r) {
   m.name = r.str();
   uint64_t n = r.u64();
   for (uint64_t i = 0; i < n && r.ok(); ++i) m.buffer_elements.push_back(r.i64());
+  uint64_t a = r.u64();
+  for (uint64_t i = 0; i < a && r.ok(); ++i) {
+    std::vector<int64_t> shape;
+    uint64_t rank = r.u64();
+    for (uint64_t j = 0; j < rank && r.ok(); ++j) shape.push_back(r.i64());
+    m.argument_shapes.push_back(std::move(shape));
+  }
   m.num_inputs = static_cast<int>(r.i64());
   m.num_outputs = static_cast<int>(r.i64());
   uint64_t s = r.u64();

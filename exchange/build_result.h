@@ -18,6 +18,9 @@ namespace kiln {
 struct KernelManifest {
   std::string name;
   std::vector<int64_t> buffer_elements;  // per program buffer: inputs, outputs, workspace
+  // The shapes of the argument buffers (inputs, then outputs): their layouts, which may differ
+  // from the template's tensors' (ops/measured_layout.h).
+  std::vector<std::vector<int64_t>> argument_shapes;
   int num_inputs = 0;
   int num_outputs = 0;
   std::vector<std::string> stages;  // exported symbols, in execution order

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "builder/measure_input.h"
+#include "ops/measured_layout.h"
 #include "runtime/artifact.h"
 
 namespace kiln::runner {
@@ -49,8 +50,12 @@ ReferenceData make_reference(const ops::Template& tmpl, const ops::Workload& w, 
     std::vector<float> v(t.num_elements());
     for (float& x : v) x = dist(rng);
     data.inputs.push_back(std::move(v));
+    data.input_shapes.push_back(t.shape);
   }
-  for (const ops::TensorSpec& t : tmpl.outputs(w)) data.outputs.emplace_back(t.num_elements());
+  for (const ops::TensorSpec& t : tmpl.outputs(w)) {
+    data.outputs.emplace_back(t.num_elements());
+    data.output_shapes.push_back(t.shape);
+  }
   std::vector<const float*> in;
   for (auto& v : data.inputs) in.push_back(v.data());
   std::vector<float*> out;
@@ -99,7 +104,10 @@ MeasureResult run_built_kernel(const BuildResult& built, const ReferenceData& re
   const KernelManifest& m = built.manifest;
   if (m.num_inputs != static_cast<int>(reference.inputs.size()) ||
       m.num_outputs != static_cast<int>(reference.outputs.size()) ||
-      m.buffer_elements.size() < reference.inputs.size() + reference.outputs.size()) {
+      m.buffer_elements.size() < reference.inputs.size() + reference.outputs.size() ||
+      m.argument_shapes.size() != reference.inputs.size() + reference.outputs.size() ||
+      reference.input_shapes.size() != reference.inputs.size() ||
+      reference.output_shapes.size() != reference.outputs.size()) {
     return finish(MeasureError::kRuntimeDevice, "kernel arguments do not match the task's tensors");
   }
   auto artifact = Artifact::load_from_bytes(built.shared_object, m.name);
@@ -116,11 +124,18 @@ MeasureResult run_built_kernel(const BuildResult& built, const ReferenceData& re
   for (int64_t n : m.buffer_elements) storage.emplace_back(n);
   std::vector<float*> pointers;
   for (auto& s : storage) pointers.push_back(s.data.get());
+  // The inputs in the layouts the kernel declares (ops/measured_layout.h).
   for (size_t i = 0; i < reference.inputs.size(); ++i) {
-    if (static_cast<int64_t>(reference.inputs[i].size()) != storage[i].size) {
+    Result<std::vector<float>> arg = ops::to_argument_layout(
+        reference.inputs[i], reference.input_shapes[i], m.argument_shapes[i]);
+    if (!arg.ok()) {
+      return finish(MeasureError::kRuntimeDevice,
+                    "input " + std::to_string(i) + ": " + arg.status().message());
+    }
+    if (static_cast<int64_t>(arg->size()) != storage[i].size) {
       return finish(MeasureError::kRuntimeDevice, "input " + std::to_string(i) + " size mismatch");
     }
-    std::copy(reference.inputs[i].begin(), reference.inputs[i].end(), pointers[i]);
+    std::copy(arg->begin(), arg->end(), pointers[i]);
   }
   // Poison the outputs so that a kernel which skips elements cannot pass the check.
   for (int i = 0; i < m.num_outputs; ++i) {
@@ -130,8 +145,18 @@ MeasureResult run_built_kernel(const BuildResult& built, const ReferenceData& re
   for (kiln_stage_fn fn : stages) fn(pointers.data(), pool.api());
   for (int i = 0; i < m.num_outputs; ++i) {
     const auto& b = storage[m.num_inputs + i];
-    std::vector<float> got(b.data.get(), b.data.get() + b.size);
-    out.relative_error = std::max(out.relative_error, relative_error(got, reference.outputs[i]));
+    const std::vector<int64_t>& shape = m.argument_shapes[m.num_inputs + i];
+    if (ops::TensorSpec{"", shape}.num_elements() != b.size) {
+      return finish(MeasureError::kRuntimeDevice, "output " + std::to_string(i) + " size mismatch");
+    }
+    // Back to the template's layout for the comparison.
+    Result<std::vector<float>> got =
+        ops::from_argument_layout(b.data.get(), shape, reference.output_shapes[i]);
+    if (!got.ok()) {
+      return finish(MeasureError::kRuntimeDevice,
+                    "output " + std::to_string(i) + ": " + got.status().message());
+    }
+    out.relative_error = std::max(out.relative_error, relative_error(*got, reference.outputs[i]));
   }
   if (!(out.relative_error <= options.tolerance)) {
     return finish(MeasureError::kWrongAnswer, "output differs from the reference: relative error " +

@@ -25,10 +25,16 @@ struct MeasureOptions {
   double tolerance = 1e-4;  // max |out - ref| / max |ref| for a correct answer
 };
 
-// Random but deterministic inputs for a template's tensors, and the reference outputs for them.
+// Random but deterministic inputs for a template's tensors, and the reference outputs for them,
+// in the template's layout (Template::inputs / outputs, whose shapes are kept). A kernel whose
+// arguments are in other layouts (ops/measured_layout.h: the NCHWc convolutions take packed data
+// and write a packed output) gets the inputs converted to its argument shapes, and its outputs
+// are converted back before the comparison.
 struct ReferenceData {
   std::vector<std::vector<float>> inputs;
   std::vector<std::vector<float>> outputs;
+  std::vector<std::vector<int64_t>> input_shapes;
+  std::vector<std::vector<int64_t>> output_shapes;
 };
 ReferenceData make_reference(const ops::Template& tmpl, const ops::Workload& w, uint64_t seed);
 

@@ -31,6 +31,7 @@ Result<std::string> to_kiln_line(const Record& r) {
                                ? ordered_json(nullptr)
                                : ordered_json::parse(r.measure_options, nullptr, false);
   row["runner_lost"] = r.runner_lost;
+  row["measure_version"] = r.measure_version;
   return py_json_dumps(row);
 }
 
@@ -81,6 +82,19 @@ Result<ImportedLine> parse_kiln_json(const json& row) {
   if (auto it = row.find("runner_lost"); it != row.end()) {
     if (!it->is_boolean()) return InvalidArgument("\"runner_lost\" must be true or false");
     r.runner_lost = it->get<bool>();
+  }
+  // A line without it predates measurement versions: it was measured under version 1.
+  r.measure_version = 1;
+  if (auto it = row.find("measure_version"); it != row.end()) {
+    KILN_ASSIGN_OR_RETURN(int64_t v, line::as_int(*it, "\"measure_version\""));
+    if (v < 1 || v > ops::kMeasureVersion) {
+      return InvalidArgument("\"measure_version\" " + std::to_string(v) +
+                             (v > ops::kMeasureVersion
+                                  ? " was measured by a newer kiln (this kiln measures version " +
+                                        std::to_string(ops::kMeasureVersion) + ")"
+                                  : " is not a measurement version"));
+    }
+    r.measure_version = static_cast<int>(v);
   }
   if (error_no < 0 || error_no > kMaxMeasureError) {
     return InvalidArgument("\"error_no\" " + std::to_string(error_no) +

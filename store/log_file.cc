@@ -148,6 +148,11 @@ Result<ExportReport> export_records(RecordStore& store, std::ostream& out,
     Result<std::string> text = InternalError("unset");
     if (options.format == LogFormat::kKiln) {
       text = to_kiln_line(r);
+    } else if (!is_comparable(r)) {
+      // A TVM line claims TVM's semantics, which this record's program did not have.
+      text = InvalidArgument("measured under measurement version " +
+                             std::to_string(r.measure_version) +
+                             ", whose timed program differs from TVM's for this task");
     } else {
       auto key = std::make_pair(r.task_name, r.workload);
       auto it = args_cache.find(key);

@@ -73,7 +73,8 @@ struct ExportOptions {
 struct ExportReport {
   int64_t written = 0;
   // "record ID: reason" for each record not written (e.g. a task this kiln has no template
-  // for, when writing TVM lines, which need the template's args).
+  // for, when writing TVM lines, which need the template's args; a record of an older
+  // measurement version, which a TVM line cannot carry: TVM's kernel times another program).
   std::vector<std::string> skipped;
 };
 

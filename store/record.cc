@@ -56,6 +56,10 @@ bool is_environmental_failure(const Record& r) {
   }
 }
 
+bool is_comparable(const Record& r) {
+  return r.measure_version >= ops::oldest_comparable_version(r.task_name);
+}
+
 Status validate_record(const Record& r) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("record (task " + r.task_name + ", workload " + r.workload +
@@ -93,6 +97,14 @@ Status validate_record(const Record& r) {
   if (!finite_non_negative(r.flop)) return bad("flop is not a finite number >= 0");
   if (r.runner_lost && r.error_no != static_cast<int>(MeasureError::kRuntimeDevice))
     return bad("runner_lost is only meaningful with error_no 4 (RUNTIME_DEVICE)");
+  if (r.measure_version < 1 || r.measure_version > ops::kMeasureVersion) {
+    return bad(
+        "measure_version " + std::to_string(r.measure_version) +
+        (r.measure_version > ops::kMeasureVersion
+             ? " was measured by a newer kiln (this kiln measures version " +
+                   std::to_string(ops::kMeasureVersion) + ")"
+             : " is not a measurement version (1.." + std::to_string(ops::kMeasureVersion) + ")"));
+  }
   if (!r.measure_options.empty()) {
     nlohmann::json options =
         nlohmann::json::parse(r.measure_options, nullptr, /*allow_exceptions=*/false);

@@ -10,6 +10,7 @@
 
 #include "common/measure_error.h"
 #include "common/status.h"
+#include "ops/measured_layout.h"
 
 namespace kiln::store {
 
@@ -41,6 +42,10 @@ struct Record {
   // The runner itself (its process or device) was lost, not the config's kernel: an
   // environmental RUNTIME_DEVICE (see is_environmental_failure). Only with RUNTIME_DEVICE.
   bool runner_lost = false;
+  // The measurement semantics the trial ran under (ops/measured_layout.h: kMeasureVersion):
+  // what program its costs time. Records of schema versions before 4 are version 1. A new
+  // measurement, and an imported TVM log (whose semantics kiln now follows), is the current one.
+  int measure_version = ops::kMeasureVersion;
 
   // mean(costs), or +inf when error_no != 0 or there are no costs. AutoTVM ranks configs by it.
   double mean_cost() const;
@@ -62,11 +67,18 @@ Result<std::string> canonical_measure_options(const nlohmann::json& options);
 // crashes, a wrong answer or a failed compile stay the config's fault.
 bool is_environmental_failure(const Record& record);
 
+// Whether the record times the same program as a measurement made now of its task's configs
+// (measure_version >= ops::oldest_comparable_version(task_name)), so that it may be compared with
+// new records: rank configs, resume tuning, train a cost model. Other records stay in the store
+// and in full exports, but kiln never compares them with current ones.
+bool is_comparable(const Record& record);
+
 // Checks what the store requires of a record before it is appended: non-empty UTF-8 target, task
 // name and workload; entities a JSON array (of UTF-8 strings and finite numbers); error_no in 0..8;
 // config_index >= 0; finite non-negative numbers; costs non-empty when error_no == 0 and empty
 // otherwise; measure_options empty or canonical (canonical_measure_options of itself);
-// runner_lost only with RUNTIME_DEVICE. The error says which field.
+// runner_lost only with RUNTIME_DEVICE; measure_version in 1..ops::kMeasureVersion (a higher one
+// was measured by a newer kiln). The error says which field.
 Status validate_record(const Record& record);
 
 }  // namespace kiln::store

@@ -15,7 +15,7 @@ using sqlite::Statement;
 // The columns read back into a Record, in this order (row_to_record depends on it).
 constexpr const char* kColumns =
     "id, target, task_name, workload, config_index, entities, error_no, costs, all_cost, "
-    "timestamp, error_msg, flop, source, measure_options, runner_lost";
+    "timestamp, error_msg, flop, source, measure_options, runner_lost, measure_version";
 
 std::string costs_json(const std::vector<double>& costs) {
   // nlohmann prints doubles with the shortest text that reads back to the same value.
@@ -37,6 +37,7 @@ Result<Record> row_to_record(const sqlite::Database& db, const Statement& row) {
   r.source = row.column_text(12);
   r.measure_options = row.column_text(13);
   r.runner_lost = row.column_int(14) != 0;
+  r.measure_version = static_cast<int>(row.column_int(15));
   auto corrupt = [&](const char* column) {
     return InvalidArgument("record store '" + db.path() + "': record " + std::to_string(r.id) +
                            " has a malformed " + column + " column");
@@ -63,6 +64,24 @@ Result<std::vector<Record>> collect(const sqlite::Database& db, Statement& stmt)
   }
 }
 
+// An SQL string literal.
+std::string sql_quote(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+// The SQL condition of is_comparable(record): measure_version >= the oldest comparable version of
+// its task_name (ops/measured_layout.h).
+std::string comparable_sql() {
+  std::string oldest = "CASE task_name";
+  for (std::string_view name : ops::templates_with_newer_measurements()) {
+    oldest += " WHEN " + sql_quote(name) + " THEN " +
+              std::to_string(ops::oldest_comparable_version(name));
+  }
+  return "(measure_version >= (" + oldest + " ELSE 1 END))";
+}
+
 // " WHERE ..." for a filter, and the values to bind in order.
 struct WhereClause {
   std::string sql;
@@ -82,6 +101,8 @@ WhereClause where_of(const RecordFilter& f) {
   add("task_name", f.task_name);
   add("workload", f.workload);
   if (f.only_ok) sql += " AND error_no = 0";
+  if (f.versions == Versions::kComparable) sql += " AND " + comparable_sql();
+  if (f.versions == Versions::kOutdated) sql += " AND NOT " + comparable_sql();
   w.sql = std::move(sql);
   w.after_id = f.after_id;
   return w;
@@ -171,8 +192,8 @@ Status RecordStore::append(const std::vector<Record>& batch, const std::string& 
       Statement insert,
       db_->prepare("INSERT INTO records (target, task_name, workload, config_index, entities, "
                    "error_no, costs, mean_cost, all_cost, timestamp, error_msg, flop, source, "
-                   "measure_options, runner_lost) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                   "measure_options, runner_lost, measure_version) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   KILN_ASSIGN_OR_RETURN(
       Statement release,
       db_->prepare("DELETE FROM leases WHERE target = ? AND task_name = ? AND workload = ? AND "
@@ -199,6 +220,7 @@ Status RecordStore::append(const std::vector<Record>& batch, const std::string& 
       insert.bind(13, to_valid_utf8(r.source));
       insert.bind(14, r.measure_options);  // valid UTF-8: validate_record checked it
       insert.bind(15, static_cast<int64_t>(r.runner_lost ? 1 : 0));
+      insert.bind(16, static_cast<int64_t>(r.measure_version));
       KILN_RETURN_IF_ERROR(insert.run());
       if (lease_owner.empty()) continue;
       release.reset();
@@ -243,7 +265,8 @@ Result<std::optional<Record>> RecordStore::best(const std::string& target,
       Statement stmt,
       db_->prepare(std::string("SELECT ") + kColumns +
                    " FROM records WHERE target = ? AND task_name = ? AND workload = ? AND "
-                   "error_no = 0 AND mean_cost IS NOT NULL ORDER BY mean_cost, id LIMIT 1"));
+                   "error_no = 0 AND mean_cost IS NOT NULL AND " +
+                   comparable_sql() + " ORDER BY mean_cost, id LIMIT 1"));
   stmt.bind(1, target);
   stmt.bind(2, task_name);
   stmt.bind(3, workload);
@@ -258,8 +281,9 @@ Result<std::vector<Record>> RecordStore::best_per_workload(
   std::string sql = std::string("SELECT ") + kColumns +
                     " FROM (SELECT *, row_number() OVER (PARTITION BY target, task_name, "
                     "workload ORDER BY mean_cost, id) AS pos FROM records WHERE error_no = 0 "
-                    "AND mean_cost IS NOT NULL" +
-                    (target ? " AND target = ?" : "") + ") WHERE pos = 1 ORDER BY id";
+                    "AND mean_cost IS NOT NULL AND " +
+                    comparable_sql() + (target ? " AND target = ?" : "") +
+                    ") WHERE pos = 1 ORDER BY id";
   KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare(sql));
   if (target) stmt.bind(1, *target);
   return collect(*db_, stmt);
@@ -272,7 +296,8 @@ Result<std::set<int64_t>> RecordStore::measured_indices(const std::string& targe
   KILN_ASSIGN_OR_RETURN(
       Statement stmt,
       db_->prepare("SELECT DISTINCT config_index FROM records WHERE target = ? AND task_name = ? "
-                   "AND workload = ?"));
+                   "AND workload = ? AND " +
+                   comparable_sql()));
   stmt.bind(1, target);
   stmt.bind(2, task_name);
   stmt.bind(3, workload);

@@ -37,6 +37,13 @@ namespace sqlite {
 class Database;
 }
 
+// Which records of their measurement versions a query returns (Record::measure_version).
+enum class Versions {
+  kAll,
+  kComparable,  // is_comparable: those that compare with a measurement made now
+  kOutdated,    // the others: measured under older semantics of their template
+};
+
 // Which records a query returns. Unset fields match everything.
 struct RecordFilter {
   std::optional<std::string> target;
@@ -45,6 +52,7 @@ struct RecordFilter {
   bool only_ok = false;          // only error_no == 0
   int64_t after_id = 0;          // only records with id > after_id (incremental reads)
   std::optional<int64_t> limit;  // at most this many (the first ones by id); REQUIRES >= 0
+  Versions versions = Versions::kAll;
 
   // The records of one task: its target, template name and workload, the parts of Task::key().
   static RecordFilter of_task(const Task& task);
@@ -107,16 +115,18 @@ class RecordStore {
 
   // The successful record with the smallest mean cost for (target, task_name, workload); ties go
   // to the earliest id (AutoTVM replaces its best only on strictly smaller cost). nullopt when
-  // no successful record exists.
+  // no successful record exists. Only comparable records (is_comparable) compete: a record of
+  // an older measurement version timed another program and is never the best.
   Result<std::optional<Record>> best(const std::string& target, const std::string& task_name,
                                      const std::string& workload);
-  // best() for every (target, task_name, workload) that has a successful record, optionally for
-  // one target only; ordered by id (the order in which the winners were measured).
+  // best() for every (target, task_name, workload) that has a successful comparable record,
+  // optionally for one target only; ordered by id (the order in which the winners were measured).
   Result<std::vector<Record>> best_per_workload(
       const std::optional<std::string>& target = std::nullopt);
 
-  // The config indices already recorded for the task, whatever their error code (to resume
-  // tuning without measuring a config twice).
+  // The config indices already recorded for the task by comparable records, whatever their error
+  // code (to resume tuning without measuring a config twice; a config recorded only under an
+  // older measurement version is measured again).
   Result<std::set<int64_t>> measured_indices(const std::string& target,
                                              const std::string& task_name,
                                              const std::string& workload);

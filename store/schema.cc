@@ -59,6 +59,14 @@ CREATE TABLE leases (
 CREATE INDEX leases_by_owner ON leases (owner);
 )sql";
 
+// Version 4. Each record carries the version of the measurement semantics it was measured under
+// (ops/measured_layout.h: kMeasureVersion). Every record before this version was measured under
+// version 1 (the NCHWc convolutions timed with NCHW data in and the NCHW write-back), so that is
+// the column's default: ADD COLUMN rewrites no row and every record is kept as it was.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE records ADD COLUMN measure_version INTEGER NOT NULL DEFAULT 1;
+)sql";
+
 std::string prefix(const sqlite::Database& db) { return "record store '" + db.path() + "': "; }
 
 // Reads (version, application_id, number of user tables).
@@ -119,6 +127,7 @@ const std::vector<Migration>& schema_migrations() {
       {1, "initial schema: records table, best-cost index, append-only triggers", kSchemaV1},
       {2, "records carry their measure options and whether the runner was lost", kSchemaV2},
       {3, "leases: configs claimed by a tuner before it builds them", kSchemaV3},
+      {4, "records carry the version of the measurement semantics they ran under", kSchemaV4},
   };
   return kMigrations;
 }

@@ -9,6 +9,7 @@
 //   1  records (append-only: triggers refuse UPDATE and DELETE), best-cost index
 //   2  records.measure_options (canonical JSON, '' = unknown) and records.runner_lost
 //   3  leases: (target, task_name, workload, config_index) -> owner, expires (unix seconds)
+//   4  records.measure_version (ops/measured_layout.h; older records are version 1)
 #pragma once
 
 #include <cstdint>

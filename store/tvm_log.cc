@@ -93,6 +93,9 @@ Result<ImportedLine> parse_tvm_json(const json& row) {
   }
   ImportedLine out;
   Record& r = out.record;
+  // TVM times the NCHWc convolutions packed-in, packed-out: its semantics are kiln's current
+  // measurement version (ops/measured_layout.h), so an imported record compares with new ones.
+  r.measure_version = ops::kMeasureVersion;
 
   // "input": [target, task_name, args, kwargs]
   KILN_ASSIGN_OR_RETURN(const json* input, line::field(row, "input", "the line"));

@@ -14,6 +14,8 @@ Status TuneJob::transfer(XgbTuner& tuner, const TuneJobTask& task, store::Record
   if (!source) {
     store::RecordFilter filter;
     filter.task_name = std::string(task.tmpl->name());
+    // A cost model learns only from records that time the program measured now.
+    filter.versions = store::Versions::kComparable;
     KILN_ASSIGN_OR_RETURN(std::vector<store::Record> all, store.records(filter));
     std::string workload = task.workload.to_string();
     for (store::Record& r : all) {
@@ -65,9 +67,9 @@ Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& ru
                                     runner, store, loop, [&](const TuneProgress& p) {
                                       if (events.batch_committed) events.batch_committed(i, p);
                                     }));
-    KILN_ASSIGN_OR_RETURN(
-        std::vector<store::Record> records,
-        store.records(store::RecordFilter::of_task({task.tmpl, task.workload, target_})));
+    store::RecordFilter of_task = store::RecordFilter::of_task({task.tmpl, task.workload, target_});
+    of_task.versions = store::Versions::kComparable;
+    KILN_ASSIGN_OR_RETURN(std::vector<store::Record> records, store.records(of_task));
     for (const store::Record& r : records) {
       if (r.error_no != 0) ++outcome.errors_by_code[r.error_no];
     }

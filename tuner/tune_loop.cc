@@ -86,6 +86,8 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     for (const store::Record& r : records) {
       last_seen_id = std::max(last_seen_id, r.id);
       if (!space.is_index_valid(r.config_index)) continue;
+      // Another program was timed (an older measurement version): never compared with new ones.
+      if (!store::is_comparable(r)) continue;
       double f = r.flops();
       if (f > p.best_flops) {
         p.best_flops = f;
@@ -110,6 +112,9 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
 
   // Resume: replay what the store already holds for this task.
   store::RecordFilter filter = store::RecordFilter::of_task(this_task);
+  filter.versions = store::Versions::kOutdated;
+  KILN_ASSIGN_OR_RETURN(p.outdated, store.count(filter));
+  filter.versions = store::Versions::kComparable;
   KILN_ASSIGN_OR_RETURN(std::vector<store::Record> history, store.records(filter));
   absorb(history, /*found_at_start=*/true);
   p.resumed = p.done;

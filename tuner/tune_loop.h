@@ -7,7 +7,10 @@
 // failures under the same measure options) are never measured again and count toward the trial
 // budget, once per config however many records they have. A config whose only records are
 // environmental failures under other or unknown options (or, with retry_errors, any failures)
-// is proposed and measured again; its old records stay in the store.
+// is proposed and measured again; its old records stay in the store. Only records comparable
+// with a measurement made now count (store::is_comparable): a record of an older measurement
+// version timed another program, so its config is measured again (TuneProgress::outdated says
+// how many such records were ignored).
 //
 // Concurrent tuners of one task on one store: before building a batch the loop claims its
 // configs in the store (RecordStore::claim). A config another live tuner holds, or that the
@@ -79,6 +82,7 @@ struct TuneProgress {
   int64_t resumed = 0;       // trials found in the store when the run started
   int64_t concurrent = 0;    // trials other tuners recorded while this run went on
   int64_t retried = 0;       // configs this run measured again (see the resume rule)
+  int64_t outdated = 0;      // the task's records of an older measurement version, ignored
   double current_flops = 0;  // best of the latest batch
   double best_flops = 0;
   std::optional<store::Record> best;  // the best record so far (resumed ones included)

@@ -34,6 +34,8 @@ Result<TransferReport> XgbTuner::transfer_from(const std::vector<store::Record>&
   std::vector<double> flops;
   for (const store::Record& r : records) {
     if (r.task_name != tmpl_.name()) continue;
+    // Records of an older measurement version timed another program: not this task's costs.
+    if (!store::is_comparable(r)) continue;
     ++report.records;
     auto it = tasks.find(r.workload);
     if (it == tasks.end()) {

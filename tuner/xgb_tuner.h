@@ -43,7 +43,8 @@ class XgbTuner : private detail::XgbParts, public ModelBasedTuner {
 
   // Trains the base model from `records` (other workloads of this template: each record's
   // features come from its own workload and entities; failed records train as zero
-  // throughput; records that do not parse for this template are skipped) and, when there are
+  // throughput; records that do not parse for this template, and records of an older
+  // measurement version (store::is_comparable), are skipped) and, when there are
   // enough, plans the first trials with it. Call before the first batch.
   Result<TransferReport> transfer_from(const std::vector<store::Record>& records,
                                        int min_rows = 500);

@@ -45,6 +45,7 @@ BuildResult sample_build() {
   b.artifact_sha256 = sha256_hex(b.shared_object);
   b.manifest.name = "dense_pack";
   b.manifest.buffer_elements = {1024, 512, 2048, 77};
+  b.manifest.argument_shapes = {{32, 32}, {16, 32}, {1, 2, 32, 16, 2}};
   b.manifest.num_inputs = 2;
   b.manifest.num_outputs = 1;
   b.manifest.stages = {"dense_pack_stage0", "dense_pack_stage1"};
