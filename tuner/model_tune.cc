@@ -50,9 +50,12 @@ Result<ModelTaskState> ModelTuneJob::initial_state(size_t i, store::RecordStore&
   ConfigSpace space = task.tmpl->space(task.workload);
   state.space = space.size();
   const ResumeRule rule{options_.job.loop.measure_options, options_.job.loop.retry_errors};
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<store::Record> records,
-      store.records(store::RecordFilter::of_task(Task{task.tmpl, task.workload, target_})));
+  // Only records comparable with a measurement made now (store::is_comparable): an older conv
+  // record timed other work.
+  store::RecordFilter filter =
+      store::RecordFilter::of_task(Task{task.tmpl, task.workload, target_});
+  filter.versions = store::Versions::kComparable;
+  KILN_ASSIGN_OR_RETURN(std::vector<store::Record> records, store.records(filter));
   std::unordered_set<int64_t> done;
   for (const store::Record& r : records) {
     if (!space.is_index_valid(r.config_index)) continue;
