@@ -26,12 +26,12 @@
 namespace kiln::farm {
 
 struct TrackerOptions {
-  double heartbeat_interval_s = 5;   // told to runners at registration
-  double heartbeat_timeout_s = 30;   // silent this long: quarantined as lost
-  int max_consecutive_faults = 3;    // runner faults in a row before quarantine
-  double quarantine_s = 300;         // how long a quarantine lasts at least
-  double max_lease_s = 24 * 3600;    // longest lease a client may ask for
-  int max_queue_per_key = 10'000;    // waiting requests per key
+  double heartbeat_interval_s = 5;  // told to runners at registration
+  double heartbeat_timeout_s = 30;  // silent this long: quarantined as lost
+  int max_consecutive_faults = 3;   // runner faults in a row before quarantine
+  double quarantine_s = 300;        // how long a quarantine lasts at least
+  double max_lease_s = 24 * 3600;   // longest lease a client may ask for
+  int max_queue_per_key = 10'000;   // waiting requests per key
 };
 
 enum class RunnerState { kFree, kBusy, kQuarantined };
@@ -99,7 +99,8 @@ class Tracker {
   // not in (0, max_lease_s], full queue.
   Result<uint64_t> request(const std::string& key, int priority, double lease_seconds,
                            const std::string& client);
-  // The lease granted to a ticket, if it was; the ticket is then spent.
+  // The lease granted to a ticket, if it was; the ticket is then spent. A grant whose lease ended
+  // before it was taken is queued again, first of its priority.
   std::optional<LeaseGrant> take_grant(uint64_t ticket);
   // Withdraws a waiting ticket (the client gave up). A lease granted meanwhile is released.
   void cancel(uint64_t ticket);
@@ -124,9 +125,8 @@ class Tracker {
   struct Runner {
     RunnerCapabilities caps;
     Env::Clock::time_point last_seen;
-    std::string lease_id;  // non-empty while busy
-    bool quarantined = false;
-    bool silent = false;  // quarantined for missing heartbeats: stays until heard from again
+    std::string lease_id;      // non-empty while busy
+    bool quarantined = false;  // until quarantine_until, and then until heard from again
     std::string quarantine_reason;
     Env::Clock::time_point quarantine_until;
     int64_t trials = 0;
@@ -146,8 +146,9 @@ class Tracker {
   };
 
   RunnerState state_of(const Runner& r) const;
-  void quarantine(Runner& r, const std::string& id, const std::string& why, bool silent);
-  void end_lease(const std::string& lease_id);
+  void quarantine(Runner& r, const std::string& id, const std::string& why);
+  void end_lease(
+      std::string lease_id);  // by value: callers pass the runner's own, which this clears
   // Grants free runners to the waiting requests of `key`, best first.
   void grant(const std::string& key);
   Status check_lease_seconds(double s) const;
@@ -159,7 +160,11 @@ class Tracker {
   std::map<std::string, LeaseEntry> leases_;
   // Per key, waiting requests in grant order: priority descending, then arrival.
   std::map<std::string, std::deque<Waiting>> queues_;
-  std::map<uint64_t, LeaseGrant> grants_;  // granted, not yet taken
+  struct Granted {
+    LeaseGrant grant;
+    Waiting request;  // requeued if the lease ends before the client takes it
+  };
+  std::map<uint64_t, Granted> grants_;  // granted, not yet taken
   uint64_t next_ticket_ = 1;
   uint64_t next_lease_ = 1;
 };
