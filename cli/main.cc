@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/common.h"
+#include "cli/farm_commands.h"
 
 int main(int argc, char** argv) {
   using namespace kiln::cli;
@@ -27,6 +28,9 @@ int main(int argc, char** argv) {
   add(add_compile_command);
   add(add_run_command);
   add(add_bench_command);
+  add(add_certs_command);
+  add(add_tracker_command);
+  add(add_farm_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
