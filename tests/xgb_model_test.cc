@@ -142,11 +142,13 @@ TEST(XgbBoosterTest, PadRowsPadsAndTruncates) {
 TEST(XgbBoosterTest, ParsesLossType) {
   EXPECT_EQ(*parse_loss_type("reg"), LossType::kReg);
   EXPECT_EQ(*parse_loss_type("rank"), LossType::kRank);
-  Result<LossType> bad = parse_loss_type("rank-binary");
+  EXPECT_EQ(*parse_loss_type("rank-binary"), LossType::kRankBinary);
+  Result<LossType> bad = parse_loss_type("hinge");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("rank-binary"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("rank-binary"), std::string::npos);  // lists the known
   EXPECT_STREQ(loss_type_name(LossType::kRank), "rank");
+  EXPECT_STREQ(loss_type_name(LossType::kRankBinary), "rank-binary");
 }
 
 class XgbBoosterLossTest : public testing::TestWithParam<LossType> {};
@@ -176,9 +178,11 @@ TEST_P(XgbBoosterLossTest, LearnsSyntheticFunctionAndStopsEarly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Losses, XgbBoosterLossTest,
-                         testing::Values(LossType::kRank, LossType::kReg),
+                         testing::Values(LossType::kRank, LossType::kReg, LossType::kRankBinary),
                          [](const testing::TestParamInfo<LossType>& info) {
-                           return std::string(loss_type_name(info.param));
+                           std::string name = loss_type_name(info.param);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
                          });
 
 TEST(XgbBoosterTest, SameSeedGivesSamePredictions) {
