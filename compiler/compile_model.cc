@@ -16,6 +16,7 @@
 #include "compiler/elementwise.h"
 #include "compiler/fuse_epilogue.h"
 #include "compiler/layout_programs.h"
+#include "compiler/lower_packed_pool.h"
 #include "compiler/op_lowering.h"
 #include "compiler/stage_access.h"
 #include "frontend/supported_ops.h"
@@ -153,6 +154,7 @@ class ModelCompiler {
   Status emit_tunable(const Node& node, const ops::Workload& workload);
   Status emit_elementwise(size_t index);
   Status emit_lowered(const Node& node);
+  Status emit_packed_pool(const Node& node);
   Status emit_output_copies();
   std::vector<const Node*> absorb_chain(const std::string& anchor,
                                         const std::vector<int64_t>& shape);
@@ -646,9 +648,27 @@ Status ModelCompiler::emit_lowered(const Node& node) {
   return Status::Ok();
 }
 
+Status ModelCompiler::emit_packed_pool(const Node& node) {
+  const Packed in = packed_.at(node.inputs[0]);
+  KILN_ASSIGN_OR_RETURN(ir::Program program,
+                        lower_packed_pool(graph_, node, values_[in.value].shape));
+  const std::string& out = node.outputs[0];
+  int out_value = node.op_type == "MaxPool" ? produced_packed(out, program.buffers[1]->shape)
+                                            : produced_value(out);
+  add_kernel(std::move(program), {in.value, out_value},
+             node.describe() + " (NCHW" + std::to_string(in.block) + "c)");
+  mark_done(node);
+  return Status::Ok();
+}
+
 Status ModelCompiler::emit_node(size_t index) {
   const Node& node = graph_.nodes[index];
   if (is_view_op(node.op_type)) return emit_view(node);
+  // A pool of a conv's packed output stays packed (MaxPool) or reads it as it is (global).
+  if (packed_.count(node.inputs[0]) && has_packed_pool(graph_, node) &&
+      !(node.op_type == "MaxPool" && graph_outputs_.count(node.outputs[0]))) {
+    return emit_packed_pool(node);
+  }
   Result<std::optional<ops::Workload>> workload = frontend::workload_of(graph_, node);
   if (!workload.ok()) return UnimplementedError(workload.status().message());
   if (*workload) return emit_tunable(node, **workload);

@@ -13,6 +13,7 @@
 
 #include "compiler/lowering_util.h"
 #include "compiler/lowerings.h"
+#include "compiler/pool_geometry.h"
 
 namespace kiln::compiler {
 
@@ -23,73 +24,6 @@ using ir::LoopKind;
 using ir::Stmt;
 
 namespace {
-
-// One spatial axis of a pool.
-struct Axis {
-  int64_t in = 1, out = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
-  // First and one-past-last output index whose tap `k` reads inside [0, in).
-  std::pair<int64_t, int64_t> valid_outputs(int64_t k) const {
-    int64_t offset = k * dilation - pad_begin;  // input index of output 0's tap k
-    auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
-    int64_t lo = std::max<int64_t>(0, ceil_div(-offset, stride));
-    int64_t hi = std::min(out, ceil_div(in - offset, stride));
-    return {lo, std::max(lo, hi)};
-  }
-  // Taps of output o's window within [lo, hi).
-  int64_t taps_within(int64_t o, int64_t lo, int64_t hi) const {
-    int64_t n = 0;
-    for (int64_t k = 0; k < kernel; ++k) {
-      int64_t i = o * stride - pad_begin + k * dilation;
-      n += i >= lo && i < hi;
-    }
-    return n;
-  }
-};
-
-Result<Axis> make_axis(const Node& node, size_t d, size_t spatial, int64_t in, int64_t out) {
-  Axis a;
-  a.in = in;
-  a.out = out;
-  std::vector<int64_t> kernel = node.attr_ints("kernel_shape", {});
-  std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> dilations = node.attr_ints("dilations", std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
-  if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
-      pads.size() != 2 * spatial) {
-    return inconsistent(node, "kernel_shape, strides, dilations or pads do not match the " +
-                                  std::to_string(spatial) + " spatial dimensions");
-  }
-  a.kernel = kernel[d];
-  a.stride = strides[d];
-  a.dilation = dilations[d];
-  a.pad_begin = pads[d];
-  a.pad_end = pads[spatial + d];
-  if (a.kernel < 1 || a.stride < 1 || a.dilation < 1 || a.pad_begin < 0 || a.pad_end < 0) {
-    return inconsistent(node, "kernel, strides and dilations must be >= 1, pads >= 0");
-  }
-  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  int64_t span = (a.kernel - 1) * a.dilation + 1;
-  if (auto_pad == "VALID") {
-    a.pad_begin = a.pad_end = 0;
-  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    int64_t total =
-        std::max<int64_t>(0, ((in + a.stride - 1) / a.stride - 1) * a.stride + span - in);
-    a.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    a.pad_end = total - a.pad_begin;
-  } else if (auto_pad != "NOTSET") {
-    return unsupported(node, "auto_pad '" + auto_pad + "'");
-  }
-  // The output size is the graph's (floor or ceil_mode); every window must touch the input.
-  int64_t ceil_out = (in + a.pad_begin + a.pad_end - span + a.stride - 1) / a.stride + 1;
-  if (out < 1 || out > ceil_out || a.taps_within(0, 0, in) == 0 ||
-      a.taps_within(out - 1, 0, in) == 0) {
-    return inconsistent(node, "output size " + std::to_string(out) + " does not fit input " +
-                                  std::to_string(in) + " with kernel " + std::to_string(a.kernel) +
-                                  ", stride " + std::to_string(a.stride) + " and pads " +
-                                  std::to_string(a.pad_begin) + "+" + std::to_string(a.pad_end));
-  }
-  return a;
-}
 
 // Columns [lo, hi) of a row: vectorized when `contiguous`, a scalar loop otherwise.
 Stmt column_loop(int64_t lo, int64_t hi, bool contiguous, const ops::TargetInfo& target,

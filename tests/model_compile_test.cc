@@ -240,6 +240,87 @@ TEST(CompiledModel, FoldsBatchNormAndFusesTheEpilogue) {
   EXPECT_LT(max_err, 1e-4);
 }
 
+// Conv -> Relu -> MaxPool -> Conv -> GlobalAveragePool: the pools read the convs' NCHW[x]c
+// outputs as they are (one layout transform left: the first conv's input), and the result equals
+// a direct computation.
+TEST(CompiledModel, PoolsBetweenConvsStayPackedAndExact) {
+  const int64_t c = 3, h = 13, w = 11, k = 32, k2 = 16;
+  testing::OnnxModel m;
+  m.input("x", {1, c, h, w});
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto random = [&](size_t size) {
+    std::vector<float> v(size);
+    for (float& x : v) x = u(rng);
+    return v;
+  };
+  std::vector<float> w1 = random(k * c * 9), w2 = random(k2 * k);
+  m.floats("W1", {k, c, 3, 3}, w1);
+  m.floats("W2", {k2, k, 1, 1}, w2);
+  testing::OnnxModel::attr(m.node("Conv", {"x", "W1"}, {"c1"}), "pads",
+                           std::vector<int64_t>{1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r1"});
+  onnx::NodeProto* pool = m.node("MaxPool", {"r1"}, {"p1"});
+  testing::OnnxModel::attr(pool, "kernel_shape", std::vector<int64_t>{3, 3});
+  testing::OnnxModel::attr(pool, "strides", std::vector<int64_t>{2, 2});
+  testing::OnnxModel::attr(pool, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("Conv", {"p1", "W2"}, {"c2"});
+  m.node("GlobalAveragePool", {"c2"}, {"y"});
+  m.output("y");
+  Result<frontend::Graph> graph = frontend::import_onnx(m.write("packed_pools"));
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  compiler::CompileReport report;
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, {}, &report);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  EXPECT_EQ(report.layout_transforms, 1);
+  auto exec = GraphExecutor::create(*artifact);
+  ASSERT_TRUE(exec.ok()) << exec.status().message();
+  std::vector<float> x = random(c * h * w);
+  ASSERT_TRUE((*exec)->set_input("x", x).ok());
+  (*exec)->run();
+  std::span<const float> y = (*exec)->get_output(0);
+
+  // Reference: conv 3x3 pad 1 + relu, maxpool 3x3 s2 p1, conv 1x1, global average.
+  std::vector<double> r1(k * h * w);
+  for (int64_t o = 0; o < k; ++o)
+    for (int64_t i = 0; i < h; ++i)
+      for (int64_t j = 0; j < w; ++j) {
+        double acc = 0;
+        for (int64_t ci = 0; ci < c; ++ci)
+          for (int64_t a = 0; a < 3; ++a)
+            for (int64_t b = 0; b < 3; ++b) {
+              int64_t hi = i + a - 1, wj = j + b - 1;
+              if (hi >= 0 && hi < h && wj >= 0 && wj < w)
+                acc += static_cast<double>(x[(ci * h + hi) * w + wj]) *
+                       w1[((o * c + ci) * 3 + a) * 3 + b];
+            }
+        r1[(o * h + i) * w + j] = std::max(0.0, acc);
+      }
+  const int64_t ph = (h + 2 - 3) / 2 + 1, pw = (w + 2 - 3) / 2 + 1;
+  std::vector<double> p1(k * ph * pw, -1e30);
+  for (int64_t o = 0; o < k; ++o)
+    for (int64_t i = 0; i < ph; ++i)
+      for (int64_t j = 0; j < pw; ++j)
+        for (int64_t a = 0; a < 3; ++a)
+          for (int64_t b = 0; b < 3; ++b) {
+            int64_t hi = i * 2 - 1 + a, wj = j * 2 - 1 + b;
+            if (hi >= 0 && hi < h && wj >= 0 && wj < w)
+              p1[(o * ph + i) * pw + j] =
+                  std::max(p1[(o * ph + i) * pw + j], r1[(o * h + hi) * w + wj]);
+          }
+  double max_err = 0;
+  for (int64_t o = 0; o < k2; ++o) {
+    double sum = 0;
+    for (int64_t i = 0; i < ph * pw; ++i) {
+      double acc = 0;
+      for (int64_t ci = 0; ci < k; ++ci) acc += w2[o * k + ci] * p1[ci * ph * pw + i];
+      sum += acc;
+    }
+    max_err = std::max(max_err, std::abs(sum / (ph * pw) - y[o]));
+  }
+  EXPECT_LT(max_err, 1e-4);
+}
+
 TEST(CompileCli, CompileRunAndTheUntunedNote) {
   if (!fs::exists(kModels)) GTEST_SKIP() << "no " << kModels;
   TempDir dir;

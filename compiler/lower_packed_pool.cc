@@ -1,0 +1,93 @@
+#include "compiler/lower_packed_pool.h"
+
+#include <limits>
+#include <string>
+
+#include "compiler/pool_geometry.h"
+
+namespace kiln::compiler {
+
+namespace {
+
+using ir::Expr;
+using ir::LoopKind;
+using ir::Stmt;
+
+Stmt lanes(const Expr& v, int64_t b, Stmt body) {
+  return ir::For(v, b, LoopKind::kVectorized, body);
+}
+
+Result<ir::Program> packed_max_pool(const frontend::Graph& graph, const frontend::Node& node,
+                                    const std::vector<int64_t>& in_shape) {
+  const std::vector<int64_t>& out_nchw = graph.tensor(node.outputs[0]).shape;
+  KILN_ASSIGN_OR_RETURN(Axis ah, make_axis(node, 0, 2, in_shape[2], out_nchw[2]));
+  KILN_ASSIGN_OR_RETURN(Axis aw, make_axis(node, 1, 2, in_shape[3], out_nchw[3]));
+  int64_t n = in_shape[0], cc = in_shape[1], b = in_shape[4];
+  ir::Buffer in("in", in_shape, ir::BufferScope::kArgument);
+  ir::Buffer out("out", {n, cc, ah.out, aw.out, b}, ir::BufferScope::kArgument);
+  ir::Buffer acc("acc", {b}, ir::BufferScope::kLocal);
+  Expr f = ir::var("n_cc_oh"), ow = ir::var("ow"), kh = ir::var("kh"), kw = ir::var("kw"),
+       v = ir::var("v");
+  Expr ni = f / Expr(cc * ah.out), ci = f / Expr(ah.out) % Expr(cc), oh = f % Expr(ah.out);
+  Expr h = oh * Expr(ah.stride) - Expr(ah.pad_begin) + kh;
+  Expr w = ow * Expr(aw.stride) - Expr(aw.pad_begin) + kw;
+  Expr inside = h >= Expr(0) && h < Expr(ah.in) && w >= Expr(0) && w < Expr(aw.in);
+  Stmt init = lanes(v, b, ir::Store(acc, {v}, ir::f32(-std::numeric_limits<float>::infinity())));
+  Stmt tap = ir::If(
+      inside, lanes(v, b, ir::Store(acc, {v}, ir::max(acc.load({v}), in.load({ni, ci, h, w, v})))));
+  Stmt taps = ir::LoopNest({{kh, ah.kernel}, {kw, aw.kernel}}, tap);
+  Stmt store = lanes(v, b, ir::Store(out, {ni, ci, oh, ow, v}, acc.load({v})));
+  Stmt body =
+      ir::For(ow, aw.out, LoopKind::kSerial, ir::Allocate(acc, ir::Seq({init, taps, store})));
+  ir::Program program;
+  program.name = "maxpool_packed";
+  program.buffers = {in, out};
+  program.num_inputs = 1;
+  program.num_outputs = 1;
+  program.stages = {{"maxpool_packed", ir::For(f, n * cc * ah.out, LoopKind::kParallel, body)}};
+  return program;
+}
+
+ir::Program packed_global_average_pool(const std::vector<int64_t>& in_shape) {
+  int64_t n = in_shape[0], cc = in_shape[1], hw = in_shape[2] * in_shape[3], b = in_shape[4];
+  ir::Buffer in("in", {n, cc, hw, b}, ir::BufferScope::kArgument);
+  ir::Buffer out("out", {n, cc * b, 1, 1}, ir::BufferScope::kArgument);
+  ir::Buffer acc("acc", {b}, ir::BufferScope::kLocal);
+  Expr f = ir::var("n_cc"), i = ir::var("i"), v = ir::var("v");
+  Expr ni = f / Expr(cc), ci = f % Expr(cc);
+  Stmt init = lanes(v, b, ir::Store(acc, {v}, ir::f32(0)));
+  Stmt add = ir::For(i, hw, LoopKind::kSerial,
+                     lanes(v, b, ir::Store(acc, {v}, acc.load({v}) + in.load({ni, ci, i, v}))));
+  Stmt store = lanes(v, b,
+                     ir::Store(out, {ni, ci * Expr(b) + v, Expr(0), Expr(0)},
+                               acc.load({v}) * ir::f32(1.0 / static_cast<double>(hw))));
+  ir::Program program;
+  program.name = "globalaveragepool_packed";
+  program.buffers = {in, out};
+  program.num_inputs = 1;
+  program.num_outputs = 1;
+  program.stages = {
+      {"globalaveragepool_packed",
+       ir::For(f, n * cc, LoopKind::kParallel, ir::Allocate(acc, ir::Seq({init, add, store})))}};
+  return program;
+}
+
+}  // namespace
+
+bool has_packed_pool(const frontend::Graph& graph, const frontend::Node& node) {
+  if (graph.tensor(node.inputs[0]).shape.size() != 4) return false;
+  if (node.op_type == "GlobalAveragePool") return true;
+  if (node.op_type != "MaxPool") return false;
+  bool one_output = node.outputs.size() == 1 || node.outputs[1].empty();
+  std::vector<int64_t> dilations = node.attr_ints("dilations", {1, 1});
+  return one_output && node.attr_int("storage_order", 0) == 0 &&
+         dilations == std::vector<int64_t>{1, 1} && node.attr_ints("kernel_shape", {}).size() == 2;
+}
+
+Result<ir::Program> lower_packed_pool(const frontend::Graph& graph, const frontend::Node& node,
+                                      const std::vector<int64_t>& packed_in_shape) {
+  if (node.op_type == "GlobalAveragePool") return packed_global_average_pool(packed_in_shape);
+  return packed_max_pool(graph, node, packed_in_shape);
+}
+
+}  // namespace kiln::compiler
