@@ -2,7 +2,10 @@
 // in the same run on the same thread counts.
 //
 //   model_bench [--models resnet18,mobilenet_v2,mlp] [--threads 1,2] [--runs 50] [--db F]
-//               [--models-dir DIR] [--no-ort]
+//               [--tune 40m [--seed N]] [--models-dir DIR] [--no-ort]
+//
+// With --tune T, each model is first tuned by the real `kiln tune MODEL --time T --db F` (xgb,
+// fixed seed; F defaults to model_bench.db), as a user would, and the tuned rows use that store.
 //
 // For each model of --models-dir (default ../shared/models: NAME/io.json names the .onnx file,
 // its input file and its expected output), kiln compiles it once with AutoTVM's fallback
@@ -62,6 +65,8 @@ struct Args {
   std::string db;
   std::string models_dir = std::string(KILN_SHARED_DIR) + "/models";
   bool no_ort = false;
+  std::string tune;  // `kiln tune --time` per model before timing; empty: no tuning
+  uint64_t seed = 1;
 };
 
 // What io.json says about a model: its file, its one input and its one expected output.
@@ -213,6 +218,33 @@ std::string number(std::optional<double> v, const char* format = "%.3f") {
   return buf;
 }
 
+// `kiln tune MODEL --time T --db F` for every model, before anything is timed.
+int tune_models(Args& args) {
+  if (args.db.empty()) args.db = "model_bench.db";
+  for (const std::string& name : args.models) {
+    Result<ModelFiles> files = read_io_json(fs::path(args.models_dir) / name);
+    if (!files.ok()) {
+      std::fprintf(stderr, "model_bench: %s\n", files.status().message().c_str());
+      return 1;
+    }
+    std::string shape;
+    for (int64_t d : files->input_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    const std::string command = shell_quote(KILN_BINARY) + " tune " + shell_quote(files->onnx) +
+                                " --input-shape " + shell_quote(files->input_name + "=" + shape) +
+                                " --time " + shell_quote(args.tune) + " --db " +
+                                shell_quote(args.db) + " --seed " + std::to_string(args.seed);
+    std::printf("model_bench: %s\n", command.c_str());
+    std::fflush(stdout);
+    int status = std::system(command.c_str());
+    if (status != 0) {
+      std::fprintf(stderr, "model_bench: kiln tune of %s failed (status %d)\n", name.c_str(),
+                   status);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int run(const Args& args) {
   std::unique_ptr<store::RecordStore> db;
   if (!args.db.empty()) {
@@ -341,6 +373,11 @@ int main(int argc, char** argv) {
   app.add_option("--db", args.db, "record store whose best configs to compile with as well");
   app.add_option("--models-dir", args.models_dir, "directory of NAME/io.json model folders");
   app.add_flag("--no-ort", args.no_ort, "time kiln alone");
+  app.add_option("--tune", args.tune,
+                 "first tune each model with `kiln tune --time T` into --db (default "
+                 "model_bench.db), e.g. 40m");
+  app.add_option("--seed", args.seed, "the tuner's seed with --tune");
   CLI11_PARSE(app, argc, argv);
+  if (!args.tune.empty() && kiln::bench::tune_models(args) != 0) return 1;
   return kiln::bench::run(args);
 }
