@@ -14,6 +14,8 @@
 #include <thread>
 #include <tuple>
 
+#include "builder/target.h"
+#include "ops/registry.h"
 #include "store/record_store.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
@@ -112,6 +114,34 @@ TEST_F(ModelTuneCli, KilledTwiceThenResumedEndsWithItsBudgetAndCompiles) {
     scale = std::max(scale, std::abs(static_cast<double>(b[i])));
   }
   EXPECT_LE(err / scale, 1e-4);
+}
+
+// Every task's warm-up round measures its fallback config first, so that the store's best is
+// never a worse choice than compiling without it. (A run killed with SIGKILL may leave that
+// config leased by the dead run until the lease expires; this run is not killed.)
+TEST_F(ModelTuneCli, EveryTaskMeasuresItsFallbackConfigFirst) {
+  if (!fs::exists(kMlp)) GTEST_SKIP() << "no " << kMlp;
+  std::string db = path("fallback.db");
+  testing::CommandResult r = testing::run_kiln(tune_args(db, "--trials 12"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto s = store::RecordStore::open(db, /*read_only=*/true);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  std::vector<store::Record> records = *(*s)->records();
+  ASSERT_EQ(records.size(), 12u);
+  std::set<std::tuple<std::string, std::string, int64_t>> seen;
+  for (const store::Record& rec : records)
+    seen.insert({rec.task_name, rec.workload, rec.config_index});
+  std::set<std::pair<std::string, std::string>> tasks;
+  for (const store::Record& rec : records) tasks.insert({rec.task_name, rec.workload});
+  EXPECT_EQ(tasks.size(), 6u);
+  for (const auto& [name, workload_text] : tasks) {
+    const ops::Template* tmpl = ops::find_template(name);
+    ASSERT_NE(tmpl, nullptr);
+    ops::Workload w = *tmpl->normalize(*ops::Workload::parse(workload_text));
+    ConfigSpace space = tmpl->space(w);
+    int64_t fallback = tmpl->fallback(w, space, {builder::host_target().simd_lanes()}).index();
+    EXPECT_TRUE(seen.count({name, workload_text, fallback})) << name << " " << workload_text;
+  }
 }
 
 TEST_F(ModelTuneCli, TimeBudgetStopsAfterTheRunningBatch) {

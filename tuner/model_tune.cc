@@ -123,6 +123,7 @@ Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Run
     int64_t before = states[i].trials;
     TuneJobOptions job_options = options_.job;
     job_options.loop.n_trial = before + round;
+    job_options.measure_fallback_first = true;
     TuneJob job({tasks_[i].task}, target_, job_options);
 
     // The round stops after a batch when this run is stopped or its time is up.

@@ -1,8 +1,9 @@
 // Tuning a whole model: its tasks under one budget, a round at a time, each round given to the
 // task the scheduler (tuner/task_scheduler.h) picks. A round is a TuneJob of one task whose
 // trial target is the task's trials so far plus the round size, so every round resumes from the
-// store exactly as `kiln tune` does: a run killed at any moment and started again loses nothing
-// and measures nothing twice, and budgets count what the store holds.
+// store exactly as `kiln tune` does (and measures the task's fallback config first, so that the
+// store's best for a task is never worse than compiling without it): a run killed at any moment and
+// started again loses nothing and measures nothing twice, and budgets count what the store holds.
 //
 // Budgets (any combination; the first reached ends the job):
 //   total_trials      trials of all tasks together, records already in the store included

@@ -62,6 +62,9 @@ Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& ru
     }
     TuneOptions loop = options_.loop;
     loop.stop = stop;
+    if (options_.measure_fallback_first) {
+      loop.first_config = task.tmpl->fallback(task.workload, space, {target_.simd_lanes()}).index();
+    }
     KILN_ASSIGN_OR_RETURN(outcome.progress,
                           tune_task(*task.tmpl, task.workload, target_, space, *search, builder,
                                     runner, store, loop, [&](const TuneProgress& p) {

@@ -123,6 +123,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   auto stop_early = [&] {
     return options.early_stopping && p.done >= best_age_origin + *options.early_stopping;
   };
+  bool first_config_proposed = false;
   // Batches handed to the builder and not counted yet, oldest first, and their configs.
   std::deque<std::vector<MeasureInput>> started;
   int64_t pending = 0;
@@ -137,8 +138,18 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     while (true) {
       int64_t left = p.total - p.done - pending;
       if (left <= 0 || !tuner.has_next() || stop_early()) return false;
-      std::vector<int64_t> proposed =
-          tuner.next_batch(static_cast<int>(std::min<int64_t>(batch_size, left)));
+      std::vector<int64_t> proposed;
+      if (options.first_config && !first_config_proposed) {
+        first_config_proposed = true;
+        if (space.is_index_valid(*options.first_config) && !done.count(*options.first_config)) {
+          proposed.push_back(*options.first_config);
+          tuner.mark_visited(*options.first_config);
+        }
+      }
+      int64_t wanted = std::min<int64_t>(batch_size, left) - static_cast<int64_t>(proposed.size());
+      if (wanted > 0) {
+        for (int64_t index : tuner.next_batch(static_cast<int>(wanted))) proposed.push_back(index);
+      }
       if (proposed.empty()) return false;
       double claimed_at = now();
       KILN_ASSIGN_OR_RETURN(store::Claim claim,

@@ -59,6 +59,10 @@ struct TuneOptions {
   std::string measure_options;
   // Measure again every config whose records found in the store are all failures.
   bool retry_errors = false;
+  // A config to put in the first batch, ahead of the tuner's proposals, unless the store already
+  // settles it: model tuning measures each task's fallback config first, so that a tuned record
+  // is never a worse choice than the fallback that compiling without it would use.
+  std::optional<int64_t> first_config;
   // Who claims configs in the store; "" makes a unique one (host, process id, random number).
   std::string lease_owner;
   // How long a claim lasts without renewal (measure_options.h: lease_seconds).
