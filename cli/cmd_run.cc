@@ -107,10 +107,12 @@ std::vector<float> PatternInput(int64_t count, uint64_t seed) {
   return data;
 }
 
-void WriteFloats(const std::string& path, std::span<const float> data) {
+// Raw little-endian elements (float32, or int64 for an int64 output).
+template <typename T>
+void WriteElements(const std::string& path, std::span<const T> data) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data.data()),
-            static_cast<std::streamsize>(data.size() * sizeof(float)));
+            static_cast<std::streamsize>(data.size() * sizeof(T)));
   out.close();
   if (!out) {
     throw CommandError{"--output: cannot write '" + path + "': " + std::strerror(errno), kIoError};
@@ -132,15 +134,18 @@ std::string OutputPath(const std::string& base, const std::string& name) {
   return base.substr(0, dot) + "." + safe + base.substr(dot);
 }
 
-void PrintOutput(int i, const TensorInfo& info, std::span<const float> data) {
+template <typename T>
+void PrintOutput(int i, const TensorInfo& info, std::span<const T> data) {
   double sum = 0, abs_sum = 0;
-  for (float v : data) {
+  for (T v : data) {
     sum += v;
-    abs_sum += std::fabs(v);
+    abs_sum += std::fabs(static_cast<double>(v));
   }
   std::printf("output %d '%s' shape %s: sum %.6g  sum|x| %.6g  first", i, info.name.c_str(),
               ShapeText(info.shape).c_str(), sum, abs_sum);
-  for (size_t k = 0; k < std::min<size_t>(5, data.size()); ++k) std::printf(" %.6g", data[k]);
+  for (size_t k = 0; k < std::min<size_t>(5, data.size()); ++k) {
+    std::printf(" %.6g", static_cast<double>(data[k]));
+  }
   std::printf("\n");
 }
 
@@ -173,14 +178,23 @@ int RunModel(const RunOptions& o) {
     ok_or_exit(exec->set_input(name, it->second));
   }
   exec->run();
+  auto is_int64 = [&](int i) { return exec->output_info(i).dtype == ModelDType::kInt64; };
   for (int i = 0; i < exec->num_outputs(); ++i) {
-    PrintOutput(i, exec->output_info(i), exec->get_output(i));
+    if (is_int64(i)) {
+      PrintOutput(i, exec->output_info(i), exec->get_output_int64(i));
+    } else {
+      PrintOutput(i, exec->output_info(i), exec->get_output(i));
+    }
   }
   if (!o.output.empty()) {
     for (int i = 0; i < exec->num_outputs(); ++i) {
       const std::string path =
           exec->num_outputs() == 1 ? o.output : OutputPath(o.output, exec->output_info(i).name);
-      WriteFloats(path, exec->get_output(i));
+      if (is_int64(i)) {
+        WriteElements(path, exec->get_output_int64(i));
+      } else {
+        WriteElements(path, exec->get_output(i));
+      }
       std::printf("wrote output %d '%s' to %s\n", i, exec->output_info(i).name.c_str(),
                   path.c_str());
     }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 #include <thread>
@@ -681,10 +682,19 @@ Status ModelCompiler::emit_node(size_t index) {
 Status ModelCompiler::emit_output_copies() {
   for (const std::string& name : graph_.outputs) {
     const frontend::Tensor& t = graph_.tensor(name);
+    if (t.dtype == frontend::DType::kInt64 && t.is_constant) {
+      // A folded int64 result (ONNX Shape): returned as it is, from the constants blob.
+      std::vector<float> bits(2 * t.i64.size());
+      std::memcpy(bits.data(), t.i64.data(), t.i64.size() * sizeof(int64_t));
+      int id = add_constant(name, t.shape, std::move(bits));
+      values_[id].dtype = ModelDType::kInt64;
+      tensor_value_[name] = id;
+      continue;
+    }
     if (t.dtype != frontend::DType::kFloat32) {
       return UnimplementedError(graph_.source + ": graph output '" + name + "' is " +
                                 frontend::dtype_name(t.dtype) +
-                                "; compiled models return float32 tensors only");
+                                "; compiled models return float32 tensors (and int64 constants)");
     }
     KILN_ASSIGN_OR_RETURN(int v, value_of(name));
     if (values_[v].kind == ModelValueKind::kOutput) continue;
@@ -763,11 +773,13 @@ Status ModelCompiler::build(ModelArtifact* model, CompileReport* report) {
     }
     object_views.push_back(*objects[k]);
   }
-  KILN_ASSIGN_OR_RETURN(model->shared_object, builder::link_shared_object(object_views));
-
-  // Stages that read only constants run now (weight packing, constant operands), once.
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> so,
-                        Artifact::load_from_bytes(model->shared_object, "kiln-compile"));
+  // Stages that read only constants run now (weight packing, constant operands), once. A model
+  // without kernels (constant outputs only) has no code.
+  std::unique_ptr<Artifact> so;
+  if (!kernels_.empty()) {
+    KILN_ASSIGN_OR_RETURN(model->shared_object, builder::link_shared_object(object_views));
+    KILN_ASSIGN_OR_RETURN(so, Artifact::load_from_bytes(model->shared_object, "kiln-compile"));
+  }
   std::map<int, int> writers;
   std::vector<std::vector<StageAccess>> access(kernels_.size());
   for (size_t k = 0; k < kernels_.size(); ++k) {

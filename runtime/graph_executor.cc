@@ -149,12 +149,15 @@ Result<std::unique_ptr<GraphExecutor>> GraphExecutor::create(ModelArtifact model
   Impl& impl = *exec->impl_;
   impl.label = label;
   impl.model = std::move(model);
-  auto artifact = Artifact::load_from_bytes(impl.model.shared_object, label);
-  if (!artifact.ok()) {
-    return Status::Error(artifact.status().code(),
-                         label + ": loading its shared object: " + artifact.status().message());
+  // A model without steps (its outputs are constants) has no code to load.
+  if (!impl.model.steps.empty() || !impl.model.shared_object.empty()) {
+    auto artifact = Artifact::load_from_bytes(impl.model.shared_object, label);
+    if (!artifact.ok()) {
+      return Status::Error(artifact.status().code(),
+                           label + ": loading its shared object: " + artifact.status().message());
+    }
+    impl.artifact = std::move(artifact).value();
   }
-  impl.artifact = std::move(artifact).value();
   for (size_t s = 0; s < impl.model.steps.size(); ++s) {
     const ModelStep& step = impl.model.steps[s];
     auto fn = impl.artifact->stage(step.symbol);
@@ -169,7 +172,8 @@ Result<std::unique_ptr<GraphExecutor>> GraphExecutor::create(ModelArtifact model
     impl.inputs.push_back({impl.model.values[id].name, impl.model.values[id].shape});
   }
   for (int id : impl.model.outputs) {
-    impl.outputs.push_back({impl.model.values[id].name, impl.model.values[id].shape});
+    impl.outputs.push_back(
+        {impl.model.values[id].name, impl.model.values[id].shape, impl.model.values[id].dtype});
   }
   impl.pool = std::make_unique<ThreadPool>(threads);
   return exec;
@@ -224,8 +228,16 @@ void GraphExecutor::run_profiled(std::vector<double>* step_seconds) {
   }
 }
 
+std::span<const int64_t> GraphExecutor::get_output_int64(int i) const {
+  KILN_CHECK(i >= 0 && i < num_outputs()) << "output " << i << " of " << num_outputs();
+  KILN_CHECK(impl_->outputs[i].dtype == ModelDType::kInt64) << "output " << i << " is float32";
+  return {reinterpret_cast<const int64_t*>(impl_->storage[impl_->model.outputs[i]]),
+          static_cast<size_t>(impl_->outputs[i].num_elements())};
+}
+
 std::span<const float> GraphExecutor::get_output(int i) const {
   KILN_CHECK(i >= 0 && i < num_outputs()) << "output " << i << " of " << num_outputs();
+  KILN_CHECK(impl_->outputs[i].dtype == ModelDType::kFloat32) << "output " << i << " is int64";
   return {impl_->storage[impl_->model.outputs[i]],
           static_cast<size_t>(impl_->outputs[i].num_elements())};
 }

@@ -24,6 +24,7 @@ class Artifact;
 struct TensorInfo {
   std::string name;
   std::vector<int64_t> shape;
+  ModelDType dtype = ModelDType::kFloat32;
   int64_t num_elements() const;
 };
 
@@ -53,7 +54,8 @@ class GraphExecutor {
   void run_profiled(std::vector<double>* step_seconds);
   // Output i's elements (the storage of the value it views, if it is a view); valid until the
   // next run() or until the executor is destroyed.
-  std::span<const float> get_output(int i) const;
+  std::span<const float> get_output(int i) const;          // REQUIRES: a float32 output
+  std::span<const int64_t> get_output_int64(int i) const;  // REQUIRES: an int64 output
 
   void set_threads(int threads);
   int threads() const;

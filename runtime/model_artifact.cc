@@ -79,6 +79,7 @@ json HeaderJson(const ModelArtifact& model) {
   for (const ModelValue& v : model.values) {
     json j = {{"name", v.name}, {"shape", v.shape}, {"kind", KindName(v.kind)}};
     if (v.kind == ModelValueKind::kConstant) j["constant_offset"] = v.constant_offset;
+    if (v.dtype == ModelDType::kInt64) j["dtype"] = "int64";
     if (v.kind == ModelValueKind::kView) j["view_of"] = v.view_of;
     values.push_back(std::move(j));
   }
@@ -111,6 +112,12 @@ Status HeaderFromJson(const json& h, ModelArtifact* model, const std::string& la
     }
     if (v.kind == ModelValueKind::kConstant) v.constant_offset = j.at("constant_offset");
     if (v.kind == ModelValueKind::kView) v.view_of = j.at("view_of");
+    const std::string dtype = j.value("dtype", std::string("float32"));
+    if (dtype == "int64") {
+      v.dtype = ModelDType::kInt64;
+    } else if (dtype != "float32") {
+      return InvalidArgument(label + ": value '" + v.name + "' has unknown dtype '" + dtype + "'");
+    }
     model->values.push_back(std::move(v));
   }
   model->inputs = h.at("inputs").get<std::vector<int>>();
@@ -150,6 +157,10 @@ int64_t ModelValue::num_elements() const {
   return n;
 }
 
+int64_t ModelValue::floats() const {
+  return dtype == ModelDType::kInt64 ? 2 * num_elements() : num_elements();
+}
+
 Status validate_model(const ModelArtifact& model, const std::string& label) {
   const int num_values = static_cast<int>(model.values.size());
   auto bad_id = [&](int id) { return id < 0 || id >= num_values; };
@@ -158,10 +169,17 @@ Status validate_model(const ModelArtifact& model, const std::string& label) {
   };
   for (int id = 0; id < num_values; ++id) {
     const ModelValue& v = model.values[id];
-    const int64_t n = CheckedElements(v.shape);
+    int64_t n = CheckedElements(v.shape);
     if (n < 0) {
       return InvalidArgument(label + ": " + value_text(id) + " has shape " + ShapeText(v.shape) +
                              ": dimensions must be non-negative and the size reasonable");
+    }
+    if (v.dtype == ModelDType::kInt64) {
+      if (v.kind != ModelValueKind::kConstant) {
+        return InvalidArgument(label + ": " + value_text(id) +
+                               " is int64, which only constants may be");
+      }
+      n *= 2;
     }
     if (v.kind == ModelValueKind::kConstant) {
       const auto blob = static_cast<int64_t>(model.constants.size());
@@ -241,6 +259,10 @@ Status validate_model(const ModelArtifact& model, const std::string& label) {
         return InvalidArgument(label + ": step " + std::to_string(s) + " ('" + step.label +
                                "') uses value id " + std::to_string(id) + ", out of range (" +
                                std::to_string(num_values) + " values)");
+      }
+      if (id != -1 && model.values[id].dtype != ModelDType::kFloat32) {
+        return InvalidArgument(label + ": step " + std::to_string(s) + " ('" + step.label +
+                               "') reads int64 " + value_text(id) + "; kernels take float32");
       }
     }
   }

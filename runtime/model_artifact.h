@@ -36,21 +36,27 @@ enum class ModelValueKind : uint8_t {
   kView,          // the same elements as value `view_of` under another shape (Reshape, ...)
 };
 
+// Element types of values. Kernels compute in float32; int64 is for constants a graph returns as
+// they are (ONNX Shape outputs), stored in the constants blob two floats' bytes per element.
+enum class ModelDType : uint8_t { kFloat32, kInt64 };
+
 struct ModelValue {
   std::string name;
-  std::vector<int64_t> shape;  // float32 elements; {} is a scalar (1 element)
+  std::vector<int64_t> shape;  // elements; {} is a scalar (1 element)
   ModelValueKind kind = ModelValueKind::kIntermediate;
   int64_t constant_offset = 0;  // kConstant: offset in floats into ModelArtifact::constants
   int view_of = -1;             // kView: the value whose storage it shares (same element count)
+  ModelDType dtype = ModelDType::kFloat32;  // kInt64 only for constants
   int64_t num_elements() const;
+  int64_t floats() const;  // floats of storage (int64: two per element)
 };
 
 struct ModelStep {
-  std::string symbol;        // the stage function exported by the shared object
+  std::string symbol;  // the stage function exported by the shared object
   // Value ids passed as the stage's buffers, in order; -1 for a buffer of the kernel's program
   // that this stage does not touch (it receives a null pointer).
   std::vector<int> buffers;
-  std::string label;         // what it computes, for messages and profiles ("Conv conv1 + Relu")
+  std::string label;  // what it computes, for messages and profiles ("Conv conv1 + Relu")
 };
 
 struct ModelArtifact {

@@ -150,6 +150,8 @@ TEST(ModelArtifactTest, InconsistentHeadersAreRejected) {
        "beyond the constants blob"},
       {"negative constant offset", [](ModelArtifact& m) { m.values[1].constant_offset = -1; },
        "beyond the constants blob"},
+      {"int64 input", [](ModelArtifact& m) { m.values[0].dtype = ModelDType::kInt64; },
+       "is int64, which only constants may be"},
       {"negative dimension", [](ModelArtifact& m) { m.values[3].shape = {-4}; },
        "value 3 ('t2') has shape [-4]"},
       {"huge shape",

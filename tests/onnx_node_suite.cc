@@ -210,6 +210,18 @@ NodeTestOutcome run_node_test(const std::string& dir, int threads) {
     }
     Result<std::vector<double>> expected = reference_values(ref, file);
     if (!expected.ok()) return failed(expected.status().message(), seconds);
+    if ((info.dtype == ModelDType::kInt64) != (ref.dtype == frontend::DType::kInt64)) {
+      return failed(where + " has another element type than the reference", seconds);
+    }
+    if (info.dtype == ModelDType::kInt64) {
+      // Integers compare exactly.
+      std::span<const int64_t> y = ex.get_output_int64(static_cast<int>(k));
+      if (!std::equal(y.begin(), y.end(), ref.i64.begin(), ref.i64.end())) {
+        return failed(where + ": int64 values differ from the reference", seconds);
+      }
+      compared += static_cast<int>(y.size());
+      continue;
+    }
     std::span<const float> y = ex.get_output(static_cast<int>(k));
     std::string mismatch = compare_with_tolerance({y.begin(), y.end()}, *expected);
     if (!mismatch.empty()) return failed(where + ": " + mismatch, seconds);
