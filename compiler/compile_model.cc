@@ -1,30 +1,24 @@
 #include "compiler/compile_model.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
-#include <thread>
 
-#include "builder/codegen_llvm.h"
-#include "builder/linker.h"
 #include "builder/target.h"
 #include "common/check.h"
+#include "compiler/assemble_model.h"
 #include "compiler/batch_norm_folding.h"
 #include "compiler/elementwise.h"
 #include "compiler/fuse_epilogue.h"
 #include "compiler/layout_programs.h"
 #include "compiler/lower_packed_pool.h"
 #include "compiler/op_lowering.h"
-#include "compiler/stage_access.h"
 #include "frontend/supported_ops.h"
 #include "frontend/workload_mapping.h"
 #include "ops/registry.h"
-#include "runtime/artifact.h"
-#include "runtime/thread_pool.h"
 #include "store/record_store.h"
 
 #ifndef KILN_VERSION
@@ -63,12 +57,6 @@ std::vector<ir::Expr> broadcast_index(const std::vector<ir::Expr>& out_idx,
   return idx;
 }
 
-std::string symbol_safe(const std::string& text) {
-  std::string out;
-  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  return out;
-}
-
 // The x86 features a model's code may need, as runtime/model_artifact.h checks them.
 std::vector<std::string> required_features(const Target& target) {
   std::vector<std::string> out;
@@ -86,13 +74,6 @@ std::string config_text(const ConfigEntity& config) {
   }
   return out + "]";
 }
-
-// One kernel of the model: a program and the model value behind each of its buffers.
-struct Kernel {
-  ir::Program program;
-  std::vector<int> values;
-  std::string label;
-};
 
 // Collects the extra tensors an epilogue reads as buffers of the kernel it is fused into.
 class EpilogueInputs {
@@ -171,16 +152,12 @@ class ModelCompiler {
   };
   Result<Choice> choose_config(const ops::Workload& workload);
 
-  // --- Building.
-  Status build(ModelArtifact* model, CompileReport* report);
-
   Graph graph_;
   Target target_;
   CompileOptions options_;
   ops::TargetInfo target_info_;
 
-  std::vector<ModelValue> values_;
-  std::vector<std::vector<float>> data_;     // constants' data, by value id
+  KernelGraph kg_;  // what is emitted: values (constants with their data) and kernels
   std::map<std::string, int> tensor_value_;  // tensors in their logical layout
   // Conv outputs kept in NCHW{block}c for the convs that read them (value, block); value_of
   // unpacks one on demand for any other reader.
@@ -193,7 +170,6 @@ class ModelCompiler {
   std::map<std::string, std::vector<size_t>> consumers_;
   std::vector<bool> fused_;
   std::set<std::string> done_;  // tensors computed before the next kernel runs
-  std::vector<Kernel> kernels_;
   std::map<std::pair<std::string, std::string>, CompiledTask> tasks_;
   int fused_nodes_ = 0;
   int layout_transforms_ = 0;
@@ -205,20 +181,20 @@ int ModelCompiler::add_value(const std::string& name, const std::vector<int64_t>
   v.name = name;
   v.shape = shape;
   v.kind = kind;
-  values_.push_back(std::move(v));
-  data_.emplace_back();
-  return static_cast<int>(values_.size()) - 1;
+  kg_.values.push_back(std::move(v));
+  kg_.constant_data.emplace_back();
+  return static_cast<int>(kg_.values.size()) - 1;
 }
 
 int ModelCompiler::add_constant(const std::string& name, const std::vector<int64_t>& shape,
                                 std::vector<float> data) {
   int id = add_value(name, shape, ModelValueKind::kConstant);
-  data_[id] = std::move(data);
+  kg_.constant_data[id] = std::move(data);
   return id;
 }
 
 int ModelCompiler::root(int value) const {
-  while (values_[value].kind == ModelValueKind::kView) value = values_[value].view_of;
+  while (kg_.values[value].kind == ModelValueKind::kView) value = kg_.values[value].view_of;
   return value;
 }
 
@@ -231,7 +207,7 @@ Result<int> ModelCompiler::value_of(const std::string& tensor) {
     // NCHW{b}c -> NCHW for a reader that is not a conv, once per tensor.
     int64_t b = packed->second.block;
     const std::vector<int64_t>& shape = t.shape;
-    ir::Buffer in("in", values_[packed->second.value].shape, ir::BufferScope::kArgument);
+    ir::Buffer in("in", kg_.values[packed->second.value].shape, ir::BufferScope::kArgument);
     ir::Buffer out("out", shape, ir::BufferScope::kArgument);
     ir::Program unpack = pointwise_program(
         shape, target_info_.simd_lanes, in, out,
@@ -294,7 +270,7 @@ int ModelCompiler::produced_value(const std::string& tensor) {
 void ModelCompiler::add_kernel(ir::Program program, std::vector<int> values, std::string label) {
   KILN_CHECK(values.size() == program.buffers.size())
       << label << ": " << values.size() << " values for " << program.buffers.size() << " buffers";
-  kernels_.push_back({std::move(program), std::move(values), std::move(label)});
+  kg_.kernels.push_back({std::move(program), std::move(values), std::move(label)});
 }
 
 void ModelCompiler::mark_done(const Node& node) {
@@ -501,7 +477,7 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
       // A packed tensor of the output's shape and block is read where the output is written.
       if (out_block > 0 && p != packed_.end() && p->second.block == out_block &&
           graph_.tensor(name).shape == anchor_shape) {
-        return extras.load_packed(name, stored, values_[p->second.value].shape);
+        return extras.load_packed(name, stored, kg_.values[p->second.value].shape);
       }
       return extras.load(name, at);
     };
@@ -588,7 +564,7 @@ Status ModelCompiler::emit_view(const Node& node) {
   KILN_ASSIGN_OR_RETURN(int in, value_of(node.inputs[0]));
   const std::string& out = node.outputs[0];
   int id = add_value(out, graph_.tensor(out).shape, ModelValueKind::kView);
-  values_[id].view_of = root(in);
+  kg_.values[id].view_of = root(in);
   tensor_value_[out] = id;
   done_.insert(out);
   return Status::Ok();
@@ -652,7 +628,7 @@ Status ModelCompiler::emit_lowered(const Node& node) {
 Status ModelCompiler::emit_packed_pool(const Node& node) {
   const Packed in = packed_.at(node.inputs[0]);
   KILN_ASSIGN_OR_RETURN(ir::Program program,
-                        lower_packed_pool(graph_, node, values_[in.value].shape));
+                        lower_packed_pool(graph_, node, kg_.values[in.value].shape));
   const std::string& out = node.outputs[0];
   int out_value = node.op_type == "MaxPool" ? produced_packed(out, program.buffers[1]->shape)
                                             : produced_value(out);
@@ -687,7 +663,7 @@ Status ModelCompiler::emit_output_copies() {
       std::vector<float> bits(2 * t.i64.size());
       std::memcpy(bits.data(), t.i64.data(), t.i64.size() * sizeof(int64_t));
       int id = add_constant(name, t.shape, std::move(bits));
-      values_[id].dtype = ModelDType::kInt64;
+      kg_.values[id].dtype = ModelDType::kInt64;
       tensor_value_[name] = id;
       continue;
     }
@@ -697,7 +673,7 @@ Status ModelCompiler::emit_output_copies() {
                                 "; compiled models return float32 tensors (and int64 constants)");
     }
     KILN_ASSIGN_OR_RETURN(int v, value_of(name));
-    if (values_[v].kind == ModelValueKind::kOutput) continue;
+    if (kg_.values[v].kind == ModelValueKind::kOutput) continue;
     int out = add_value(name, graph_.tensor(name).shape, ModelValueKind::kOutput);
     tensor_value_[name] = out;
     int64_t n = std::max<int64_t>(1, product(graph_.tensor(name).shape));
@@ -731,7 +707,10 @@ Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
   model.kiln_version = KILN_VERSION;
   model.target = target_.to_string();
   model.cpu_features = required_features(target_);
-  KILN_RETURN_IF_ERROR(build(&model, report));
+  for (const std::string& name : graph_.inputs) kg_.inputs.push_back(tensor_value_.at(name));
+  for (const std::string& name : graph_.outputs) kg_.outputs.push_back(tensor_value_.at(name));
+  auto start = std::chrono::steady_clock::now();
+  KILN_RETURN_IF_ERROR(assemble_model(std::move(kg_), target_, options_.jobs, &model));
   if (report) {
     report->tasks.clear();
     report->untuned_tasks = 0;
@@ -742,138 +721,10 @@ Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
     report->kernels = static_cast<int>(model.steps.size());
     report->fused_nodes = fused_nodes_;
     report->layout_transforms = layout_transforms_;
-  }
-  return model;
-}
-
-Status ModelCompiler::build(ModelArtifact* model, CompileReport* report) {
-  auto start = std::chrono::steady_clock::now();
-  // Stage symbols are unique per kernel.
-  for (size_t k = 0; k < kernels_.size(); ++k) {
-    for (ir::Stage& stage : kernels_[k].program.stages) {
-      stage.name = "k" + std::to_string(k) + "_" + symbol_safe(stage.name);
-    }
-  }
-  std::vector<Result<std::string>> objects(kernels_.size(), InternalError("not built"));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t k = next++; k < kernels_.size(); k = next++) {
-      objects[k] = builder::compile_program(kernels_[k].program, target_);
-    }
-  };
-  std::vector<std::thread> threads;
-  int jobs = std::clamp(options_.jobs, 1, 64);
-  for (int t = 1; t < jobs; ++t) threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads) t.join();
-  std::vector<std::string_view> object_views;
-  for (size_t k = 0; k < kernels_.size(); ++k) {
-    if (!objects[k].ok()) {
-      return CompileError(kernels_[k].label + ": " + objects[k].status().message());
-    }
-    object_views.push_back(*objects[k]);
-  }
-  // Stages that read only constants run now (weight packing, constant operands), once. A model
-  // without kernels (constant outputs only) has no code.
-  std::unique_ptr<Artifact> so;
-  if (!kernels_.empty()) {
-    KILN_ASSIGN_OR_RETURN(model->shared_object, builder::link_shared_object(object_views));
-    KILN_ASSIGN_OR_RETURN(so, Artifact::load_from_bytes(model->shared_object, "kiln-compile"));
-  }
-  std::map<int, int> writers;
-  std::vector<std::vector<StageAccess>> access(kernels_.size());
-  for (size_t k = 0; k < kernels_.size(); ++k) {
-    for (const ir::Stage& stage : kernels_[k].program.stages) {
-      access[k].push_back(stage_access(kernels_[k].program, stage));
-      for (int b : access[k].back().writes) ++writers[root(kernels_[k].values[b])];
-    }
-  }
-  std::vector<ModelStep> steps;
-  for (size_t k = 0; k < kernels_.size(); ++k) {
-    const Kernel& kernel = kernels_[k];
-    for (size_t s = 0; s < kernel.program.stages.size(); ++s) {
-      const StageAccess& a = access[k][s];
-      bool constant = !a.reads.empty();
-      for (int b : a.reads) {
-        constant = constant && values_[root(kernel.values[b])].kind == ModelValueKind::kConstant;
-      }
-      for (int b : a.writes) {
-        int v = root(kernel.values[b]);
-        constant = constant && writers[v] == 1 && values_[v].kind == ModelValueKind::kIntermediate;
-      }
-      const ir::Stage& stage = kernel.program.stages[s];
-      if (constant) {
-        std::vector<float*> buffers(kernel.values.size(), nullptr);
-        for (int b : a.reads) buffers[b] = data_[root(kernel.values[b])].data();
-        for (int b : a.writes) {
-          int v = root(kernel.values[b]);
-          data_[v].assign(std::max<int64_t>(1, values_[v].num_elements()), 0.0f);
-          values_[v].kind = ModelValueKind::kConstant;
-          buffers[b] = data_[v].data();
-        }
-        KILN_ASSIGN_OR_RETURN(kiln_stage_fn fn, so->stage(stage.name));
-        fn(buffers.data(), default_thread_pool().api());
-        continue;
-      }
-      ModelStep step;
-      step.symbol = stage.name;
-      step.label = kernel.label;
-      for (size_t b = 0; b < kernel.values.size(); ++b) {
-        bool used = std::count(a.reads.begin(), a.reads.end(), static_cast<int>(b)) ||
-                    std::count(a.writes.begin(), a.writes.end(), static_cast<int>(b));
-        step.buffers.push_back(used ? kernel.values[b] : -1);
-      }
-      steps.push_back(std::move(step));
-    }
-  }
-
-  // Keep the values the steps, inputs and outputs use; constants go into the blob, 64-byte
-  // aligned.
-  std::vector<int> keep(values_.size(), 0);
-  auto mark = [&](int v) {
-    while (v >= 0 && !keep[v]) {
-      keep[v] = 1;
-      v = values_[v].kind == ModelValueKind::kView ? values_[v].view_of : -1;
-    }
-  };
-  for (const ModelStep& step : steps) {
-    for (int v : step.buffers) {
-      if (v >= 0) mark(v);
-    }
-  }
-  std::vector<int> inputs, outputs;
-  for (const std::string& name : graph_.inputs) inputs.push_back(tensor_value_.at(name));
-  for (const std::string& name : graph_.outputs) outputs.push_back(tensor_value_.at(name));
-  for (int v : inputs) mark(v);
-  for (int v : outputs) mark(v);
-  std::vector<int> renumber(values_.size(), -1);
-  for (size_t v = 0; v < values_.size(); ++v) {
-    if (!keep[v]) continue;
-    renumber[v] = static_cast<int>(model->values.size());
-    ModelValue value = values_[v];
-    if (value.kind == ModelValueKind::kConstant) {
-      value.constant_offset = static_cast<int64_t>(model->constants.size());
-      model->constants.insert(model->constants.end(), data_[v].begin(), data_[v].end());
-      model->constants.resize((model->constants.size() + 15) / 16 * 16, 0.0f);
-    }
-    model->values.push_back(std::move(value));
-  }
-  for (ModelValue& value : model->values) {
-    if (value.kind == ModelValueKind::kView) value.view_of = renumber[value.view_of];
-  }
-  for (ModelStep& step : steps) {
-    for (int& v : step.buffers) {
-      if (v >= 0) v = renumber[v];
-    }
-  }
-  for (int v : inputs) model->inputs.push_back(renumber[v]);
-  for (int v : outputs) model->outputs.push_back(renumber[v]);
-  model->steps = std::move(steps);
-  if (report) {
     report->build_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  return Status::Ok();
+  return model;
 }
 
 }  // namespace
