@@ -119,6 +119,13 @@ grpc::Status RunnerService::Measure(grpc::ServerContext* context, const v1::Meas
                               ".signature: does not match the artifact's digest under the "
                               "farm's key; nothing was loaded");
     }
+    // The signature vouches for the digest; bytes that do not hash to it were tampered with.
+    if (!item.build().artifact().empty() &&
+        sha256_hex(item.build().artifact()) != item.build().sha256()) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          field + ".build.artifact: does not hash to its signed sha256 " +
+                              item.build().sha256() + "; nothing was loaded");
+    }
   }
 
   std::lock_guard<std::mutex> lock(measure_mu_);
