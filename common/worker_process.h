@@ -37,7 +37,9 @@ class WorkerProcess {
   // server): between fork and exec the child calls only async-signal-safe functions. The child
   // gets the request pipe as fd 3 and the response pipe as fd 4 and no other descriptor but
   // 0-2, SIGINT/SIGTERM ignored and no signal blocked, `limits`, and is killed if the parent
-  // dies. A child that cannot exec exits 127 (seen as kDied on the first receive).
+  // dies (PR_SET_PDEATHSIG: in fact when the *thread* that called this ends, so call it from a
+  // thread that outlives the worker). A child that cannot exec exits 127 (seen as kDied on the
+  // first receive).
   static Result<std::unique_ptr<WorkerProcess>> spawn_exec(const std::vector<std::string>& argv,
                                                            const Limits& limits);
   static constexpr int kExecRequestFd = 3;

@@ -232,12 +232,23 @@ std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& in
       lock.lock();
       if (failed) break;
     }
+    lock.unlock();
+    // Released as soon as it is not needed: a runner that failed may be leased again by the
+    // batch (a restarted runner process usually works; a dead runner fails fast, and each config
+    // is given up after max_attempts losses), and the tracker quarantines a runner that keeps
+    // failing.
+    v1::ReleaseLeaseRequest release;
+    release.set_lease_id(lease.lease_id());
+    v1::ReleaseLeaseReply released;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline_after(10));
+    (void)tracker_->ReleaseLease(&ctx, release, &released);
+    lock.lock();
     --shared.alive;
     shared.cv.notify_all();
   };
 
   std::vector<std::thread> threads;
-  std::vector<std::string> leases;
   auto lease_one = [&](double wait_s) -> Result<v1::Lease> {
     v1::LeaseRequest request;
     request.set_key(options_.key);
@@ -256,7 +267,6 @@ std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& in
     return lease;
   };
   auto start = [&](v1::Lease lease) {
-    leases.push_back(lease.lease_id());
     std::lock_guard<std::mutex> lock(shared.mu);
     ++shared.alive;
     threads.emplace_back(work, std::move(lease));
@@ -293,14 +303,6 @@ std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& in
   }
   lock.unlock();
   for (std::thread& t : threads) t.join();
-  for (const std::string& id : leases) {
-    v1::ReleaseLeaseRequest request;
-    request.set_lease_id(id);
-    v1::ReleaseLeaseReply reply;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(deadline_after(10));
-    (void)tracker_->ReleaseLease(&ctx, request, &reply);
-  }
   std::vector<MeasureResult> out;
   for (auto& r : shared.results) out.push_back(std::move(*r));
   return out;

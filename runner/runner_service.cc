@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "builder/target.h"
@@ -34,7 +35,8 @@ grpc::Status invalid(const std::string& message) {
 
 }  // namespace
 
-RunnerService::RunnerService(RunnerServiceOptions options) : options_(std::move(options)) {}
+RunnerService::RunnerService(RunnerServiceOptions options)
+    : options_(std::move(options)), measurer_([this] { measure_loop(); }) {}
 
 bool RunnerService::cached(const std::string& digest) {
   std::lock_guard<std::mutex> lock(cache_mu_);
@@ -160,13 +162,51 @@ grpc::Status RunnerService::Measure(grpc::ServerContext* context, const v1::Meas
     builds.push_back(std::move(b).value());
   }
 
-  LocalRunner& local = local_runner(ro);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-    MeasureResult m = fixed[i] ? *fixed[i] : local.run({inputs[i]}, {builds[i]})[0];
-    *reply->add_results() = farm::to_proto(m);
-  }
+  // On the measuring thread, which owns the runner processes (see measurer_).
+  std::promise<bool> done;
+  post([&] {
+    LocalRunner& local = local_runner(ro);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (context->IsCancelled()) {
+        done.set_value(false);
+        return;
+      }
+      MeasureResult m = fixed[i] ? *fixed[i] : local.run({inputs[i]}, {builds[i]})[0];
+      *reply->add_results() = farm::to_proto(m);
+    }
+    done.set_value(true);
+  });
+  if (!done.get_future().get()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
   return grpc::Status::OK;
+}
+
+void RunnerService::post(std::function<void()> job) {
+  std::lock_guard<std::mutex> lock(jobs_mu_);
+  jobs_.push_back(std::move(job));
+  jobs_cv_.notify_one();
+}
+
+void RunnerService::measure_loop() {
+  std::unique_lock<std::mutex> lock(jobs_mu_);
+  while (true) {
+    jobs_cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) break;
+    std::function<void()> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    job();
+    lock.lock();
+  }
+  local_.reset();  // its runner process ends with the thread that started it
+}
+
+RunnerService::~RunnerService() {
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    stopping_ = true;
+  }
+  jobs_cv_.notify_all();
+  measurer_.join();
 }
 
 namespace {

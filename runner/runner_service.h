@@ -12,12 +12,15 @@
 // empty. A malformed request is INVALID_ARGUMENT naming the field.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "exchange/space_cache.h"
 #include "farm/security.h"
@@ -39,6 +42,7 @@ struct RunnerServiceOptions {
 class RunnerService final : public v1::Runner::Service {
  public:
   explicit RunnerService(RunnerServiceOptions options);
+  ~RunnerService() override;  // finishes the measurement in progress, ends the runner process
 
   grpc::Status Measure(grpc::ServerContext* context, const v1::MeasureRequest* request,
                        v1::MeasureReply* reply) override;
@@ -48,13 +52,24 @@ class RunnerService final : public v1::Runner::Service {
  private:
   bool cached(const std::string& digest);
   void cache(const std::string& digest, const std::string& bytes);
-  LocalRunner& local_runner(const RunnerOptions& options);
+  LocalRunner& local_runner(const RunnerOptions& options);  // on the measuring thread only
+  void post(std::function<void()> job);
+  void measure_loop();
 
   RunnerServiceOptions options_;
   std::mutex measure_mu_;  // one Measure at a time: the cores are the kernels'
   std::unique_ptr<LocalRunner> local_;
   RunnerOptions local_options_;
   ConfigSpaceCache spaces_;
+
+  // Every measurement runs on this one thread, which owns local_ and so starts its runner
+  // processes: a child's PR_SET_PDEATHSIG fires when the *thread* that forked it ends, and gRPC
+  // ends its handler threads as it pleases.
+  std::mutex jobs_mu_;
+  std::condition_variable jobs_cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::thread measurer_;  // last member: started once the others exist
 
   std::mutex cache_mu_;
   std::map<std::string, std::string> artifacts_;  // by digest
