@@ -261,6 +261,17 @@ TEST_F(RemoteFarm, RunnerKilledMidBatchLeavesEachConfigRecordedExactlyOnce) {
   }
   EXPECT_EQ(configs.size(), 32u);
   EXPECT_TRUE(r2->running());
+  // The client reported r1's loss to the tracker as a runner fault (quarantine after 3).
+  const nlohmann::json st = status();
+  bool seen = false;
+  for (const auto& k : st["keys"]) {
+    for (const auto& r : k["runners"]) {
+      if (r["id"] != "r1") continue;
+      seen = true;
+      EXPECT_TRUE(r["consecutive_faults"].get<int>() >= 1 || r["state"] == "quarantined") << r;
+    }
+  }
+  EXPECT_TRUE(seen) << st;
 }
 
 // One config of dense:K=32,M=32,N=64,bias=0 (dense_pack.x86), as kiln tune recorded it.
