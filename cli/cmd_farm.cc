@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "builder/builder_service.h"
 #include "cli/farm_commands.h"
 #include "farm/security.h"
 #include "farm/tracker_service.h"
@@ -113,6 +114,44 @@ Command add_runner_command(CLI::App& app) {
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     ok_or_exit(runner::run_runner(*o));
+    return 0;
+  };
+}
+
+Command add_builder_command(CLI::App& app) {
+  auto o = std::make_shared<builder::BuilderServerOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "builder", "serve builds for remote tuning (kiln tune --builders): a pool of build workers");
+  cmd->add_option("--listen", o->listen,
+                  "HOST:PORT (port 0: any free one, printed); other than loopback only with "
+                  "--certs or --insecure");
+  cmd->add_option("--certs", o->certs_dir,
+                  "TLS with this kiln certs init directory: mutual TLS or its bearer token");
+  cmd->add_flag("--insecure", o->insecure,
+                "allow a non-loopback address without TLS and authentication (warns)");
+  add_bounded(cmd, "--n-parallel", &o->n_parallel, 1, max_n_parallel(), "build worker processes")
+      ->default_str("one per core");
+  return [o] {
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) throw CommandError{"cannot find the kiln binary (/proc/self/exe)"};
+    o->worker_binary = std::string(self, n);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    ok_or_exit(builder::run_builder(*o));
+    return 0;
+  };
+}
+
+Command add_build_worker_command(CLI::App& app) {
+  CLI::App* cmd =
+      app.add_subcommand("build-worker", "(internal) a kiln builder's build worker on fds 3 and 4");
+  cmd->group("");  // hidden
+  return [] {
+    builder::serve_build_worker(WorkerProcess::kExecRequestFd, WorkerProcess::kExecResponseFd);
     return 0;
   };
 }

@@ -255,7 +255,9 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
   model_options.round_trials = static_cast<int>(round);
 
   std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o.db));
-  builder::LocalBuildPool builder({o.n_parallel, o.build_timeout_s});
+  std::unique_ptr<builder::Builder> builder_ptr =
+      make_builder(o.remote, o.n_parallel, o.build_timeout_s);
+  builder::Builder& builder = *builder_ptr;
   std::unique_ptr<runner::Runner> runner_ptr = make_runner(o.remote, o.runner);
   runner::Runner& runner = *runner_ptr;
   model_options.job.loop.lease_s =
@@ -449,7 +451,9 @@ Command add_tune_command(CLI::App& app) {
     options.loop.retry_errors = o->retry_errors;
 
     std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o->db));
-    builder::LocalBuildPool builder({o->n_parallel, o->build_timeout_s});
+    std::unique_ptr<builder::Builder> builder_ptr =
+        make_builder(o->remote, o->n_parallel, o->build_timeout_s);
+    builder::Builder& builder = *builder_ptr;
     std::unique_ptr<runner::Runner> runner_ptr = make_runner(o->remote, o->runner);
     runner::Runner& runner = *runner_ptr;
     options.loop.lease_s =

@@ -1,5 +1,7 @@
 #include "cli/remote_runner_options.h"
 
+#include "builder/build_pool.h"
+#include "builder/remote_builder.h"
 #include "farm/security.h"
 #include "farm/signing.h"
 #include "runner/remote_runner.h"
@@ -17,6 +19,9 @@ void add_remote_runner_options(CLI::App* cmd, RemoteRunnerCliOptions* o) {
   cmd->add_option("--signing-key", o->signing_key_file,
                   "farm: the key that signs artifacts (default: the token)");
   cmd->add_flag("--insecure", o->insecure, "farm: plaintext to a tracker started with --insecure");
+  cmd->add_option("--builders", o->builders,
+                  "build on these kiln builder servers (HOST:PORT, comma-separated)")
+      ->delimiter(',');
   add_bounded(cmd, "--runner-wait", &o->wait_s, 0, 86400,
               "farm: seconds a batch waits for a free runner");
 }
@@ -24,8 +29,8 @@ void add_remote_runner_options(CLI::App* cmd, RemoteRunnerCliOptions* o) {
 std::unique_ptr<runner::Runner> make_runner(const RemoteRunnerCliOptions& o,
                                             const runner::RunnerOptions& local) {
   if (o.tracker.empty()) {
-    if (!o.key.empty() || !o.certs_dir.empty() || !o.token_file.empty() || o.insecure ||
-        !o.signing_key_file.empty()) {
+    if (!o.key.empty() || !o.signing_key_file.empty() ||
+        (o.builders.empty() && (!o.certs_dir.empty() || !o.token_file.empty() || o.insecure))) {
       throw CommandError{
           "--key, --certs, --token-file, --signing-key and --insecure need --tracker"};
     }
@@ -50,6 +55,22 @@ std::unique_ptr<runner::Runner> make_runner(const RemoteRunnerCliOptions& o,
   }
   r.signing_key = value_or_exit(farm::read_signing_key(key_file));
   return value_or_exit(runner::RemoteRunner::create(std::move(r)));
+}
+
+std::unique_ptr<builder::Builder> make_builder(const RemoteRunnerCliOptions& o, int n_parallel,
+                                               double timeout_s) {
+  if (o.builders.empty()) {
+    return std::make_unique<builder::LocalBuildPool>(
+        builder::BuildPoolOptions{n_parallel, timeout_s});
+  }
+  builder::RemoteBuilderOptions r;
+  r.addresses = o.builders;
+  r.auth.certs_dir = o.certs_dir;
+  r.auth.token_file = o.token_file;
+  r.auth.insecure = o.insecure;
+  r.timeout_s = timeout_s;
+  r.n_parallel = n_parallel > 0 ? n_parallel : 8;
+  return value_or_exit(builder::RemoteBuilder::create(std::move(r)));
 }
 
 double cooldown_seconds(const runner::Runner& r) {

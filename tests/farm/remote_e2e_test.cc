@@ -3,7 +3,8 @@
 // A small dense tune is measured on two runners with every trial recorded once and correct; a
 // runner SIGKILLed mid-batch leaves every config recorded exactly once, measured by the other;
 // unsigned, wrongly signed and tampered artifacts are PERMISSION_DENIED and never loaded; a
-// measurement child over its address-space limit is a RUNTIME_DEVICE result, and the runner lives.
+// measurement child over its address-space limit is a RUNTIME_DEVICE result, and the runner lives;
+// `kiln builder`s build a tune's configs, a dead one's share going to another.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
@@ -393,6 +394,46 @@ TEST_F(RemoteFarm, ChildOverItsAddressSpaceLimitIsAResultNotADeadRunner) {
   ASSERT_EQ(rs.size(), 4u);
   for (const Record& r : rs) EXPECT_EQ(r.error_no, 0) << r.message;
 #endif
+}
+
+TEST_F(RemoteFarm, RemoteBuildersBuildTheTuneAndADeadBuilderIsDropped) {
+  auto r1 = start_runner("r1");
+  KilnProcess b1({"builder", "--listen", "127.0.0.1:0", "--certs", certs_},
+                 "kiln builder listening on ");
+  ASSERT_FALSE(b1.address().empty()) << b1.output();
+  // 127.0.0.1:1 refuses connections: its share of each batch is built by b1.
+  std::string db = dir_.file("b.db");
+  kiln::testing::CommandResult tune =
+      run_kiln(tune_args(db) + "--workload dense:M=32,N=64,K=32 --trials 16 " +
+               "--cooldown-interval 0 --builders " + b1.address() + ",127.0.0.1:1");
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  std::vector<Record> rs = records(db);
+  ASSERT_EQ(rs.size(), 16u) << tune.output;
+  std::set<int64_t> configs;
+  for (const Record& r : rs) {
+    configs.insert(r.config_index);
+    EXPECT_EQ(r.error_no, 0) << r.message;
+  }
+  EXPECT_EQ(configs.size(), 16u);
+
+  // A malformed request is INVALID_ARGUMENT naming the field.
+  Result<std::shared_ptr<grpc::ChannelCredentials>> creds = client_credentials({certs_, "", false});
+  ASSERT_TRUE(creds.ok());
+  auto builder = v1::Builder::NewStub(grpc::CreateChannel(b1.address(), *creds));
+  v1::BuildRequest request;
+  request.mutable_options()->set_number(1);
+  request.mutable_options()->set_repeat(1);
+  request.mutable_options()->set_tolerance(1e-4);
+  request.mutable_options()->set_timeout_s(5);
+  request.mutable_options()->set_build_timeout_s(5);
+  *request.add_inputs() = item_with_artifact("x").input();
+  request.mutable_inputs(0)->mutable_task()->set_template_name("no_such_template");
+  v1::BuildReply reply;
+  grpc::ClientContext ctx;
+  grpc::Status s = builder->Build(&ctx, request, &reply);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("BuildRequest.inputs[0]"));
+  EXPECT_TRUE(b1.running());
 }
 
 }  // namespace
