@@ -96,7 +96,7 @@ Command add_runner_command(CLI::App& app) {
   add_bounded(cmd, "--max-memory-mb", memory_mb.get(), 0, 1 << 24,
               "address-space limit of each measurement child in MiB (0: none)");
   add_bounded(cmd, "--max-cpu-s", &o->service.max_cpu_s_per_config, 0, 86400,
-              "CPU seconds a measurement child may use per config (0: no limit)");
+              "CPU seconds per kernel thread a measurement child may use per config (0: no limit)");
   cmd->add_option("--scratch", o->service.scratch_parent,
                   "directory under which each measurement child gets a private one")
       ->default_str("the temp directory");

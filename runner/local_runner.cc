@@ -64,11 +64,13 @@ MeasureResult handle(wire::Reader& request, const RunnerOptions& options,
   if (!task.ok()) return refuse(task.status().message());
   if (kind != kPrepare && kind != kRun) return refuse("unknown request " + std::to_string(kind));
   try {
+    // A reference may take long to compute: as long as preparing may, not one config's budget.
+    if (options.max_cpu_s_per_config > 0) limit_cpu_for_next_config(kPrepareTimeoutS);
     const ReferenceData& reference = references.get(*task, options.measure.input_seed);
     if (kind == kPrepare) return MeasureResult{};
     Result<BuildResult> built = BuildResult::decode(request);
     if (!built.ok()) return refuse(built.status().message());
-    limit_cpu_for_next_config(options.max_cpu_s_per_config);
+    limit_cpu_for_next_config(options.max_cpu_s_per_config * options.resolved_threads());
     return run_built_kernel(*built, reference, options.measure, pool, /*timed=*/true);
   } catch (const std::bad_alloc&) {
     return MeasureResult::failure(MeasureError::kRuntimeDevice, out_of_memory(*task));

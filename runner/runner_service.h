@@ -33,7 +33,7 @@ struct RunnerServiceOptions {
   std::string signing_key;          // the farm's key (farm/signing.h); required
   std::string worker_binary;        // the kiln binary, exec'd as "measure-worker"
   uint64_t max_memory_bytes = 0;    // per measurement child (RLIMIT_AS); 0: none
-  double max_cpu_s_per_config = 0;  // per config (RLIMIT_CPU); 0: none
+  double max_cpu_s_per_config = 0;  // per config and kernel thread (RLIMIT_CPU); 0: none
   std::string scratch_parent;       // children work in private directories under it
   size_t artifact_cache_bytes = 256u << 20;
   int cores = 1;  // kernel threads when the request asks for 0
