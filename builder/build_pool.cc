@@ -46,6 +46,8 @@ void serve(int request_fd, int response_fd) {
 
 }  // namespace
 
+void serve_build_worker(int request_fd, int response_fd) { serve(request_fd, response_fd); }
+
 LocalBuildPool::LocalBuildPool(BuildPoolOptions options)
     : n_parallel_(options.n_parallel > 0
                       ? options.n_parallel
@@ -59,7 +61,12 @@ LocalBuildPool::~LocalBuildPool() = default;
 
 Result<WorkerProcess*> LocalBuildPool::worker(size_t slot) {
   if (!workers_[slot]) {
-    KILN_ASSIGN_OR_RETURN(workers_[slot], env_->spawn_worker(serve));
+    if (worker_binary_.empty()) {
+      KILN_ASSIGN_OR_RETURN(workers_[slot], env_->spawn_worker(serve));
+    } else {
+      KILN_ASSIGN_OR_RETURN(workers_[slot],
+                            WorkerProcess::spawn_exec({worker_binary_, "build-worker"}, {}));
+    }
   }
   return workers_[slot].get();
 }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "builder/builder.h"
@@ -24,6 +25,9 @@ struct BuildPoolOptions {
   Env* env = nullptr;     // clock, sleeping and worker processes; nullptr means Env::real()
 };
 
+// The body of "kiln build-worker": serves build requests as a forked builder worker does.
+void serve_build_worker(int request_fd, int response_fd);
+
 class LocalBuildPool : public Builder {
  public:
   explicit LocalBuildPool(BuildPoolOptions options = {});
@@ -35,6 +39,10 @@ class LocalBuildPool : public Builder {
   std::vector<BuildResult> build(const std::vector<MeasureInput>& inputs) override;
 
   int n_parallel() const override { return n_parallel_; }
+
+  // Workers started from now on are "BINARY build-worker" processes (fork + exec), as a process
+  // with threads (kiln builder's gRPC server) must start them, instead of forks of this process.
+  void exec_workers(std::string binary) { worker_binary_ = std::move(binary); }
 
   // start() queues the batch and hands inputs to idle workers; the workers compile in their own
   // processes while the caller does something else. Queued inputs reach workers as they free
@@ -75,6 +83,7 @@ class LocalBuildPool : public Builder {
   void fail(uint64_t input, MeasureError e, std::string message, double seconds);
 
   int n_parallel_;
+  std::string worker_binary_;
   double timeout_s_;
   Env* env_;
   std::vector<std::unique_ptr<WorkerProcess>> workers_;

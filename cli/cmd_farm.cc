@@ -5,10 +5,14 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <thread>
 
+#include "builder/builder_service.h"
 #include "cli/farm_commands.h"
 #include "farm/security.h"
 #include "farm/tracker_service.h"
+#include "runner/local_runner.h"
+#include "runner/runner_service.h"
 
 namespace kiln::cli {
 
@@ -63,6 +67,101 @@ Command add_tracker_command(CLI::App& app) {
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     ok_or_exit(farm::run_tracker(*o));
+    return 0;
+  };
+}
+
+Command add_runner_command(CLI::App& app) {
+  auto o = std::make_shared<runner::RunnerServerOptions>();
+  auto memory_mb = std::make_shared<double>(8192);
+  o->service.max_cpu_s_per_config = 300;
+  CLI::App* cmd = app.add_subcommand(
+      "runner",
+      "serve measurements for the farm: register with the tracker under a key and run the "
+      "signed kernels clients send, each in a limited child process");
+  cmd->add_option("--tracker", o->tracker, "the tracker's HOST:PORT")->required();
+  cmd->add_option("--key", o->key, "device kind, e.g. znver5-2c ([A-Za-z0-9._-])")->required();
+  cmd->add_option("--name", o->name, "this runner's unique name")->default_str("KEY-HOST-PID");
+  cmd->add_option("--listen", o->listen,
+                  "HOST:PORT of its Runner service (port 0: any free one); other than loopback "
+                  "only with --certs or --insecure");
+  cmd->add_option("--certs", o->auth.certs_dir,
+                  "TLS with this kiln certs init directory (server and client certificates; its "
+                  "token is the signing key)");
+  cmd->add_option("--token-file", o->auth.token_file,
+                  "bearer token for the tracker (with --certs); also the signing key");
+  cmd->add_option("--signing-key", o->signing_key_file,
+                  "the key artifacts are signed with (default: the token)");
+  cmd->add_flag("--insecure", o->auth.insecure, "plaintext (a tracker started with --insecure)");
+  add_bounded(cmd, "--max-memory-mb", memory_mb.get(), 0, 1 << 24,
+              "address-space limit of each measurement child in MiB (0: none)");
+  add_bounded(cmd, "--max-cpu-s", &o->service.max_cpu_s_per_config, 0, 86400,
+              "CPU seconds per kernel thread a measurement child may use per config (0: no limit)");
+  cmd->add_option("--scratch", o->service.scratch_parent,
+                  "directory under which each measurement child gets a private one")
+      ->default_str("the temp directory");
+  return [o, memory_mb] {
+    o->kiln_version = KILN_VERSION;
+    o->service.max_memory_bytes = static_cast<uint64_t>(*memory_mb * 1024 * 1024);
+    o->service.cores = std::max(1u, std::thread::hardware_concurrency());
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) throw CommandError{"cannot find the kiln binary (/proc/self/exe)"};
+    o->service.worker_binary = std::string(self, n);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    ok_or_exit(runner::run_runner(*o));
+    return 0;
+  };
+}
+
+Command add_builder_command(CLI::App& app) {
+  auto o = std::make_shared<builder::BuilderServerOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "builder", "serve builds for remote tuning (kiln tune --builders): a pool of build workers");
+  cmd->add_option("--listen", o->listen,
+                  "HOST:PORT (port 0: any free one, printed); other than loopback only with "
+                  "--certs or --insecure");
+  cmd->add_option("--certs", o->certs_dir,
+                  "TLS with this kiln certs init directory: mutual TLS or its bearer token");
+  cmd->add_flag("--insecure", o->insecure,
+                "allow a non-loopback address without TLS and authentication (warns)");
+  add_bounded(cmd, "--n-parallel", &o->n_parallel, 1, max_n_parallel(), "build worker processes")
+      ->default_str("one per core");
+  return [o] {
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) throw CommandError{"cannot find the kiln binary (/proc/self/exe)"};
+    o->worker_binary = std::string(self, n);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    ok_or_exit(builder::run_builder(*o));
+    return 0;
+  };
+}
+
+Command add_build_worker_command(CLI::App& app) {
+  CLI::App* cmd =
+      app.add_subcommand("build-worker", "(internal) a kiln builder's build worker on fds 3 and 4");
+  cmd->group("");  // hidden
+  return [] {
+    builder::serve_build_worker(WorkerProcess::kExecRequestFd, WorkerProcess::kExecResponseFd);
+    return 0;
+  };
+}
+
+Command add_measure_worker_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("measure-worker",
+                                     "(internal) a kiln runner's measurement child on fds 3 and 4");
+  cmd->group("");  // hidden
+  return [] {
+    runner::serve_exec_worker(WorkerProcess::kExecRequestFd, WorkerProcess::kExecResponseFd);
     return 0;
   };
 }

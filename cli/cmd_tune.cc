@@ -11,6 +11,7 @@
 
 #include "builder/build_pool.h"
 #include "cli/common.h"
+#include "cli/remote_runner_options.h"
 #include "frontend/task_extraction.h"
 #include "runner/local_runner.h"
 #include "store/record_store.h"
@@ -43,6 +44,7 @@ struct TuneCommandOptions {
   int n_parallel = 0;
   double build_timeout_s = 10;
   runner::RunnerOptions runner;
+  RemoteRunnerCliOptions remote;
   bool retry_errors = false;
 };
 
@@ -253,8 +255,11 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
   model_options.round_trials = static_cast<int>(round);
 
   std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o.db));
-  builder::LocalBuildPool builder({o.n_parallel, o.build_timeout_s});
-  runner::LocalRunner runner(o.runner);
+  std::unique_ptr<builder::Builder> builder_ptr =
+      make_builder(o.remote, o.n_parallel, o.build_timeout_s);
+  builder::Builder& builder = *builder_ptr;
+  std::unique_ptr<runner::Runner> runner_ptr = make_runner(o.remote, o.runner);
+  runner::Runner& runner = *runner_ptr;
   model_options.job.loop.lease_s =
       tuner::lease_seconds(o.runner, o.build_timeout_s, builder.n_parallel());
   tuner::ModelTuneJob job(std::move(tasks), target, model_options);
@@ -403,6 +408,7 @@ Command add_tune_command(CLI::App& app) {
               "seconds to sleep after each measured config");
   cmd->add_flag("--cache-flush", o->runner.measure.time.enable_cpu_cache_flush,
                 "flush inputs from the caches before each repeat");
+  add_remote_runner_options(cmd, &o->remote);
   cmd->add_flag("--retry-errors", o->retry_errors,
                 "measure again every config whose records are all failures (by default only "
                 "timeouts and lost runners recorded under other measure options are)");
@@ -445,8 +451,11 @@ Command add_tune_command(CLI::App& app) {
     options.loop.retry_errors = o->retry_errors;
 
     std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o->db));
-    builder::LocalBuildPool builder({o->n_parallel, o->build_timeout_s});
-    runner::LocalRunner runner(o->runner);
+    std::unique_ptr<builder::Builder> builder_ptr =
+        make_builder(o->remote, o->n_parallel, o->build_timeout_s);
+    builder::Builder& builder = *builder_ptr;
+    std::unique_ptr<runner::Runner> runner_ptr = make_runner(o->remote, o->runner);
+    runner::Runner& runner = *runner_ptr;
     options.loop.lease_s =
         tuner::lease_seconds(o->runner, o->build_timeout_s, builder.n_parallel());
     tuner::TuneJob job(std::move(tasks), resolved.target, options);
@@ -459,13 +468,13 @@ Command add_tune_command(CLI::App& app) {
       std::snprintf(prefix, sizeof prefix, "[Task %2zu/%2zu] %s", i + 1, job.tasks().size(),
                     std::string(task.tmpl->name()).c_str());
       progress = std::make_unique<Progress>(prefix);
-      cooldown_before = runner.cooldown_seconds();
+      cooldown_before = cooldown_seconds(runner);
     };
     events.transfer_done = [](size_t, const tuner::TuneTaskOutcome& t) { print_transfer(t); };
     events.batch_committed = [&](size_t, const tuner::TuneProgress& p) { progress->update(p); };
     events.task_finished = [&](size_t, const tuner::TuneTaskOutcome& t) {
       progress->finish();
-      print_summary(t, runner.cooldown_seconds() - cooldown_before);
+      print_summary(t, cooldown_seconds(runner) - cooldown_before);
     };
     tuner::TuneJobResult result =
         value_or_exit(job.run(builder, runner, *db, events, stop.token()));
@@ -478,7 +487,7 @@ Command add_tune_command(CLI::App& app) {
     if (job.tasks().size() > 1 && result.fresh > 0) {
       char label[64];
       std::snprintf(label, sizeof label, "all %zu tasks:", job.tasks().size());
-      print_times(label, result.times, result.fresh, runner.cooldown_seconds());
+      print_times(label, result.times, result.fresh, cooldown_seconds(runner));
     }
     return 0;
   };

@@ -31,6 +31,10 @@ int main(int argc, char** argv) {
   add(add_certs_command);
   add(add_tracker_command);
   add(add_farm_command);
+  add(add_runner_command);
+  add(add_measure_worker_command);
+  add(add_builder_command);
+  add(add_build_worker_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,10 +6,12 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -22,6 +24,28 @@ class WorkerProcess {
   // even when several exist) and is killed if the parent dies.
   static Result<std::unique_ptr<WorkerProcess>> spawn(
       const std::function<void(int request_fd, int response_fd)>& serve);
+
+  // What an exec'd worker may use (setrlimit in the child before exec); 0 means no limit.
+  struct Limits {
+    uint64_t address_space_bytes = 0;  // RLIMIT_AS
+    uint64_t cpu_seconds = 0;          // RLIMIT_CPU, the worker's whole life (hard limit)
+    // A fresh private directory (0700) under this one becomes the child's working directory;
+    // it is removed with everything in it when the worker ends. Empty: the parent's directory.
+    std::string scratch_parent;
+  };
+  // Starts argv[0] (a path) with `argv` by fork + exec, for a parent that has threads (a gRPC
+  // server): between fork and exec the child calls only async-signal-safe functions. The child
+  // gets the request pipe as fd 3 and the response pipe as fd 4 and no other descriptor but
+  // 0-2, SIGINT/SIGTERM ignored and no signal blocked, `limits`, and is killed if the parent
+  // dies (PR_SET_PDEATHSIG: in fact when the *thread* that called this ends, so call it from a
+  // thread that outlives the worker). A child that cannot exec exits 127 (seen as kDied on the
+  // first receive).
+  static Result<std::unique_ptr<WorkerProcess>> spawn_exec(const std::vector<std::string>& argv,
+                                                           const Limits& limits);
+  static constexpr int kExecRequestFd = 3;
+  static constexpr int kExecResponseFd = 4;
+
+  const std::string& scratch_dir() const { return scratch_dir_; }
 
   // Kills the child (SIGKILL) and reaps it.
   ~WorkerProcess();
@@ -53,6 +77,7 @@ class WorkerProcess {
   int request_fd_;
   int response_fd_;
   bool reaped_ = false;
+  std::string scratch_dir_;  // removed by the destructor, if set
 };
 
 }  // namespace kiln

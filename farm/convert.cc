@@ -245,6 +245,10 @@ v1::BuildResult to_proto(const BuildResult& b) {
   m->set_num_outputs(b.manifest.num_outputs);
   for (const std::string& s : b.manifest.stages) m->add_stages(s);
   for (bool t : b.manifest.stage_timed) m->add_stage_timed(t);
+  for (const std::vector<int64_t>& shape : b.manifest.argument_shapes) {
+    v1::Shape* sp = m->add_argument_shapes();
+    for (int64_t d : shape) sp->add_dims(d);
+  }
   return p;
 }
 
@@ -277,6 +281,25 @@ Result<KernelManifest> manifest_from_proto(const v1::KernelManifest& p, const st
     KILN_RETURN_IF_ERROR(check_chars(sfield, p.stages(i), "_."));
     m.stages.push_back(p.stages(i));
     m.stage_timed.push_back(p.stage_timed(i));
+  }
+  if (p.argument_shapes_size() != 0 &&
+      p.argument_shapes_size() != p.num_inputs() + p.num_outputs()) {
+    return bad(field + ".argument_shapes",
+               "has " + std::to_string(p.argument_shapes_size()) + " shapes for " +
+                   std::to_string(p.num_inputs() + p.num_outputs()) + " inputs and outputs");
+  }
+  for (int i = 0; i < p.argument_shapes_size(); ++i) {
+    std::vector<int64_t> shape;
+    for (int k = 0; k < p.argument_shapes(i).dims_size(); ++k) {
+      int64_t d = p.argument_shapes(i).dims(k);
+      if (d < 1) {
+        return bad(
+            field + ".argument_shapes[" + std::to_string(i) + "].dims[" + std::to_string(k) + "]",
+            "must be at least 1, got " + std::to_string(d));
+      }
+      shape.push_back(d);
+    }
+    m.argument_shapes.push_back(std::move(shape));
   }
   return m;
 }

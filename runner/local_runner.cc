@@ -1,5 +1,8 @@
 #include "runner/local_runner.h"
 
+#include <sys/resource.h>
+
+#include <cmath>
 #include <thread>
 
 namespace kiln::runner {
@@ -37,6 +40,20 @@ std::string out_of_memory(const Task& task) {
 // The child: holds the reference data of the tasks it was asked to prepare and measures the
 // kernels it is sent.
 // One request to the child: the kind, the task header, and for kRun the BuildResult.
+// Gives the next config `seconds` of CPU time from now (RLIMIT_CPU's soft limit, SIGXCPU past it).
+void limit_cpu_for_next_config(double seconds) {
+  if (seconds <= 0) return;
+  rusage used{};
+  getrusage(RUSAGE_SELF, &used);
+  rlimit cpu{};
+  getrlimit(RLIMIT_CPU, &cpu);
+  rlim_t want = static_cast<rlim_t>(used.ru_utime.tv_sec + used.ru_stime.tv_sec + 1 +
+                                    static_cast<long>(std::ceil(seconds)));
+  if (cpu.rlim_max != RLIM_INFINITY && want > cpu.rlim_max) want = cpu.rlim_max;
+  cpu.rlim_cur = want;
+  setrlimit(RLIMIT_CPU, &cpu);
+}
+
 MeasureResult handle(wire::Reader& request, const RunnerOptions& options,
                      ReferenceCache& references, ThreadPool& pool) {
   uint64_t kind = request.u64();
@@ -47,10 +64,13 @@ MeasureResult handle(wire::Reader& request, const RunnerOptions& options,
   if (!task.ok()) return refuse(task.status().message());
   if (kind != kPrepare && kind != kRun) return refuse("unknown request " + std::to_string(kind));
   try {
+    // A reference may take long to compute: as long as preparing may, not one config's budget.
+    if (options.max_cpu_s_per_config > 0) limit_cpu_for_next_config(kPrepareTimeoutS);
     const ReferenceData& reference = references.get(*task, options.measure.input_seed);
     if (kind == kPrepare) return MeasureResult{};
     Result<BuildResult> built = BuildResult::decode(request);
     if (!built.ok()) return refuse(built.status().message());
+    limit_cpu_for_next_config(options.max_cpu_s_per_config * options.resolved_threads());
     return run_built_kernel(*built, reference, options.measure, pool, /*timed=*/true);
   } catch (const std::bad_alloc&) {
     return MeasureResult::failure(MeasureError::kRuntimeDevice, out_of_memory(*task));
@@ -65,7 +85,47 @@ void serve(const RunnerOptions& options, int request_fd, int response_fd) {
   });
 }
 
+// The options an exec'd runner process needs, as the first frame it reads.
+void encode_options(const RunnerOptions& o, wire::Writer& w) {
+  w.i64(o.measure.time.number);
+  w.i64(o.measure.time.repeat);
+  w.i64(o.measure.time.min_repeat_ms);
+  w.u64(o.measure.time.enable_cpu_cache_flush ? 1 : 0);
+  w.u64(o.measure.input_seed);
+  w.f64(o.measure.tolerance);
+  w.i64(o.resolved_threads());
+  w.f64(o.max_cpu_s_per_config);
+}
+
+Result<RunnerOptions> decode_options(const std::string& bytes) {
+  wire::Reader r(bytes);
+  RunnerOptions o;
+  o.measure.time.number = static_cast<int>(r.i64());
+  o.measure.time.repeat = static_cast<int>(r.i64());
+  o.measure.time.min_repeat_ms = static_cast<int>(r.i64());
+  o.measure.time.enable_cpu_cache_flush = r.u64() != 0;
+  o.measure.input_seed = r.u64();
+  o.measure.tolerance = r.f64();
+  o.threads = static_cast<int>(r.i64());
+  o.max_cpu_s_per_config = r.f64();
+  if (!r.ok() || o.measure.time.number < 1 || o.measure.time.repeat < 1 || o.threads < 1) {
+    return InvalidArgument("measure-worker: malformed options frame");
+  }
+  return o;
+}
+
 }  // namespace
+
+void serve_exec_worker(int request_fd, int response_fd) {
+  Result<std::string> first = wire::read_frame(request_fd);
+  if (!first.ok()) return;
+  Result<RunnerOptions> options = decode_options(*first);
+  if (!options.ok()) {
+    std::fprintf(stderr, "kiln: %s\n", options.status().message().c_str());
+    return;
+  }
+  serve(*options, request_fd, response_fd);
+}
 
 int RunnerOptions::resolved_threads() const {
   return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -85,11 +145,28 @@ void LocalRunner::restart_worker() {
 Status LocalRunner::start_worker() {
   if (worker_) return Status::Ok();
   RunnerOptions options = options_;
-  auto spawned = env().spawn_worker([options](int in, int out) { serve(options, in, out); });
+  auto spawn = [&]() -> Result<std::unique_ptr<WorkerProcess>> {
+    if (options.worker_binary.empty()) {
+      return env().spawn_worker([options](int in, int out) { serve(options, in, out); });
+    }
+    WorkerProcess::Limits limits;
+    limits.address_space_bytes = options.max_memory_bytes;
+    limits.scratch_parent = options.scratch_parent;
+    return WorkerProcess::spawn_exec({options.worker_binary, "measure-worker"}, limits);
+  };
+  Result<std::unique_ptr<WorkerProcess>> spawned = spawn();
   if (!spawned.ok())
     return Status::Error(spawned.status().code(),
                          "cannot start the runner process: " + spawned.status().message());
   worker_ = std::move(spawned).value();
+  if (!options.worker_binary.empty()) {
+    wire::Writer first;
+    encode_options(options, first);
+    if (Status sent = worker_->send(first.bytes()); !sent.ok()) {
+      worker_.reset();
+      return Status::Error(sent.code(), "cannot start the runner process: " + sent.message());
+    }
+  }
   return Status::Ok();
 }
 
@@ -167,7 +244,12 @@ MeasureResult LocalRunner::run_one(const MeasureInput& input, const BuildResult&
     return m;
   };
   Status ready = await_prepared(input);
-  if (!ready.ok()) return runner_lost(ready.message());
+  // A runner process that answered (e.g. the task's tensors do not fit its memory limit) gave
+  // the task's result; one that died or could not be reached is lost.
+  if (!ready.ok()) {
+    return worker_ ? failure(MeasureError::kRuntimeDevice, ready.message())
+                   : runner_lost(ready.message());
+  }
   std::string reply, why;
   wire::Writer request;
   request.u64(kRun);

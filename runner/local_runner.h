@@ -28,8 +28,21 @@ struct RunnerOptions {
   // runs AutoTVM's measurements on all cores.
   int threads = 0;
   int resolved_threads() const;
+  // How the runner process starts. Empty: fork of this process (Env::spawn_worker). A path (the
+  // kiln binary): fork + exec of "BINARY measure-worker", which a process with threads (the
+  // gRPC runner service) must use; the limits below then apply to that child.
+  std::string worker_binary;
+  uint64_t max_memory_bytes = 0;  // the child's RLIMIT_AS; 0: none
+  // RLIMIT_CPU soft limit renewed for each config: this many CPU seconds per kernel thread
+  // (SIGXCPU past it: RUNTIME_DEVICE); computing a reference gets the prepare limit. 0: none.
+  double max_cpu_s_per_config = 0;
+  std::string scratch_parent;  // the child works in a fresh private directory under it
   Env* env = nullptr;  // clock, cooldown sleeps and the runner process; nullptr: Env::real()
 };
+
+// The body of "kiln measure-worker": reads the RunnerOptions frame the parent sends first on
+// `request_fd`, then serves measurement requests as a forked runner process does.
+void serve_exec_worker(int request_fd, int response_fd);
 
 class LocalRunner : public Runner {
  public:

@@ -49,6 +49,7 @@ BuildResult sample_build() {
   b.manifest.num_outputs = 1;
   b.manifest.stages = {"dense_pack_stage0", "dense_pack_stage1"};
   b.manifest.stage_timed = {false, true};
+  b.manifest.argument_shapes = {{32, 16}, {4, 16, 4}, {32, 64}};  // data, packed weight, output
   b.build_seconds = 0.25;
   return b;
 }
@@ -217,6 +218,12 @@ TEST(FarmConvert, MalformedBuildResultsNameTheField) {
   p = good;
   p.mutable_manifest()->set_num_outputs(3);  // 2 inputs + 3 outputs > 4 buffers
   expect_invalid(from_proto(p).status(), "BuildResult.manifest.num_outputs");
+  p = good;
+  p.mutable_manifest()->add_argument_shapes()->add_dims(4);  // 4 shapes for 3 arguments
+  expect_invalid(from_proto(p).status(), "BuildResult.manifest.argument_shapes");
+  p = good;
+  p.mutable_manifest()->mutable_argument_shapes(1)->set_dims(0, 0);
+  expect_invalid(from_proto(p).status(), "BuildResult.manifest.argument_shapes[1].dims[0]");
   p = good;
   p.mutable_manifest()->add_stage_timed(true);
   expect_invalid(from_proto(p).status(), "BuildResult.manifest.stage_timed");

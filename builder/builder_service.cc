@@ -1,0 +1,124 @@
+#include "builder/builder_service.h"
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <future>
+
+#include "farm/convert.h"
+#include "farm/security.h"
+
+namespace kiln::builder {
+
+BuilderService::BuilderService(int n_parallel, std::string worker_binary)
+    : n_parallel_(n_parallel),
+      worker_binary_(std::move(worker_binary)),
+      builder_([this] { build_loop(); }) {}
+
+BuilderService::~BuilderService() {
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    stopping_ = true;
+  }
+  jobs_cv_.notify_all();
+  builder_.join();
+}
+
+void BuilderService::post(std::function<void()> job) {
+  std::lock_guard<std::mutex> lock(jobs_mu_);
+  jobs_.push_back(std::move(job));
+  jobs_cv_.notify_one();
+}
+
+void BuilderService::build_loop() {
+  std::unique_lock<std::mutex> lock(jobs_mu_);
+  while (true) {
+    jobs_cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) break;
+    std::function<void()> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    job();
+    lock.lock();
+  }
+  pool_.reset();
+}
+
+grpc::Status BuilderService::Build(grpc::ServerContext*, const v1::BuildRequest* request,
+                                   v1::BuildReply* reply) {
+  Result<farm::MeasureOptions> mo = farm::from_proto(request->options(), "BuildRequest.options");
+  if (!mo.ok()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, mo.status().message());
+  std::lock_guard<std::mutex> lock(build_mu_);
+  std::vector<MeasureInput> inputs;
+  std::vector<size_t> positions;  // of inputs in the request
+  std::vector<std::optional<BuildResult>> results(request->inputs_size());
+  for (int i = 0; i < request->inputs_size(); ++i) {
+    const std::string field = "BuildRequest.inputs[" + std::to_string(i) + "]";
+    Result<MeasureInput> in = farm::from_proto(request->inputs(i), spaces_, field);
+    if (!in.ok()) {
+      if (in.status().code() != StatusCode::kInstantiation) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, in.status().message());
+      }
+      BuildResult failed;
+      failed.error = MeasureError::kInstantiationError;
+      failed.message = in.status().message();
+      results[i] = std::move(failed);
+      continue;
+    }
+    inputs.push_back(std::move(in).value());
+    positions.push_back(i);
+  }
+  const double timeout_s = mo->build_timeout_s;
+  std::promise<std::vector<BuildResult>> built;
+  post([&] {
+    if (!pool_ || pool_timeout_s_ != timeout_s) {
+      pool_ = std::make_unique<LocalBuildPool>(BuildPoolOptions{n_parallel_, timeout_s});
+      pool_->exec_workers(worker_binary_);
+      pool_timeout_s_ = timeout_s;
+    }
+    built.set_value(pool_->build(inputs));
+  });
+  std::vector<BuildResult> out = built.get_future().get();
+  for (size_t k = 0; k < out.size(); ++k) results[positions[k]] = std::move(out[k]);
+  for (auto& r : results) *reply->add_results() = farm::to_proto(*r);
+  return grpc::Status::OK;
+}
+
+Status run_builder(const BuilderServerOptions& o) {
+  const bool secured = !o.certs_dir.empty();
+  if (secured && o.insecure) return InvalidArgument("--certs and --insecure exclude each other");
+  std::string warning;
+  KILN_RETURN_IF_ERROR(farm::check_listen_address(o.listen, secured, o.insecure, &warning));
+  if (!warning.empty()) std::fprintf(stderr, "kiln builder: %s\n", warning.c_str());
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (secured) {
+    KILN_ASSIGN_OR_RETURN(creds, farm::server_credentials(o.certs_dir));
+  }
+  BuilderService service(o.n_parallel, o.worker_binary);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(o.listen, creds, &port);
+  builder.RegisterService(&service);
+  builder.SetMaxSendMessageSize(512 << 20);
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    return IoError("cannot listen on " + o.listen + " (address in use or unavailable)");
+  }
+  std::string host = o.listen.substr(0, o.listen.rfind(':'));
+  std::printf("kiln builder listening on %s:%d (%s)\n", host.c_str(), port,
+              secured ? "TLS, mutual TLS or bearer token" : "plaintext");
+  std::fflush(stdout);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::fprintf(stderr, "kiln builder: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return Status::Ok();
+}
+
+}  // namespace kiln::builder

@@ -1,0 +1,345 @@
+#include "runner/runner_service.h"
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "builder/target.h"
+#include "common/sha256.h"
+#include "farm/convert.h"
+#include "farm/signing.h"
+
+namespace kiln::runner {
+
+namespace {
+
+bool is_digest(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+grpc::Status invalid(const std::string& message) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
+}
+
+}  // namespace
+
+RunnerService::RunnerService(RunnerServiceOptions options)
+    : options_(std::move(options)), measurer_([this] { measure_loop(); }) {}
+
+bool RunnerService::cached(const std::string& digest) {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  return artifacts_.count(digest) > 0;
+}
+
+void RunnerService::cache(const std::string& digest, const std::string& bytes) {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  if (artifacts_.count(digest) || bytes.size() > options_.artifact_cache_bytes) return;
+  while (cache_bytes_ + bytes.size() > options_.artifact_cache_bytes && !cache_order_.empty()) {
+    auto it = artifacts_.find(cache_order_.front());
+    cache_bytes_ -= it->second.size();
+    artifacts_.erase(it);
+    cache_order_.pop_front();
+  }
+  artifacts_.emplace(digest, bytes);
+  cache_order_.push_back(digest);
+  cache_bytes_ += bytes.size();
+}
+
+LocalRunner& RunnerService::local_runner(const RunnerOptions& o) {
+  const RunnerOptions& l = local_options_;
+  bool same = local_ && l.measure.time.number == o.measure.time.number &&
+              l.measure.time.repeat == o.measure.time.repeat &&
+              l.measure.time.min_repeat_ms == o.measure.time.min_repeat_ms &&
+              l.measure.time.enable_cpu_cache_flush == o.measure.time.enable_cpu_cache_flush &&
+              l.measure.input_seed == o.measure.input_seed &&
+              l.measure.tolerance == o.measure.tolerance && l.timeout_s == o.timeout_s &&
+              l.cooldown_interval_s == o.cooldown_interval_s && l.threads == o.threads;
+  if (!same) {
+    local_ = std::make_unique<LocalRunner>(o);
+    local_options_ = o;
+  }
+  return *local_;
+}
+
+grpc::Status RunnerService::MissingArtifacts(grpc::ServerContext*, const v1::ArtifactQuery* request,
+                                             v1::ArtifactQueryReply* reply) {
+  for (int i = 0; i < request->sha256_size(); ++i) {
+    const std::string& d = request->sha256(i);
+    if (!is_digest(d)) {
+      return invalid("ArtifactQuery.sha256[" + std::to_string(i) +
+                     "]: is not 64 lowercase hex digits");
+    }
+    if (!cached(d)) reply->add_missing(d);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status RunnerService::Measure(grpc::ServerContext* context, const v1::MeasureRequest* request,
+                                    v1::MeasureReply* reply) {
+  Result<farm::MeasureOptions> mo = farm::from_proto(request->options(), "MeasureRequest.options");
+  if (!mo.ok()) return invalid(mo.status().message());
+  RunnerOptions ro;
+  ro.measure.time = mo->time;
+  ro.measure.input_seed = mo->input_seed;
+  ro.measure.tolerance = mo->tolerance;
+  ro.timeout_s = mo->timeout_s;
+  ro.cooldown_interval_s = mo->cooldown_interval_s;
+  ro.threads = mo->threads > 0 ? mo->threads : options_.cores;
+  ro.worker_binary = options_.worker_binary;
+  ro.max_memory_bytes = options_.max_memory_bytes;
+  ro.max_cpu_s_per_config = options_.max_cpu_s_per_config;
+  ro.scratch_parent = options_.scratch_parent;
+
+  // Signatures first, for every item: nothing of a request with one bad signature is loaded.
+  for (int i = 0; i < request->items_size(); ++i) {
+    const v1::MeasureItem& item = request->items(i);
+    const std::string field = "MeasureRequest.items[" + std::to_string(i) + "]";
+    if (item.build().error_no() != v1::NO_ERROR) continue;
+    if (!is_digest(item.build().sha256())) {
+      return invalid(field + ".build.sha256: is not 64 lowercase hex digits");
+    }
+    if (item.signature().empty()) {
+      return grpc::Status(
+          grpc::StatusCode::PERMISSION_DENIED,
+          field + ".signature: missing; this runner executes only signed artifacts");
+    }
+    if (!farm::signature_matches(options_.signing_key, item.build().sha256(), item.signature())) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          field +
+                              ".signature: does not match the artifact's digest under the "
+                              "farm's key; nothing was loaded");
+    }
+    // The signature vouches for the digest; bytes that do not hash to it were tampered with.
+    if (!item.build().artifact().empty() &&
+        sha256_hex(item.build().artifact()) != item.build().sha256()) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          field + ".build.artifact: does not hash to its signed sha256 " +
+                              item.build().sha256() + "; nothing was loaded");
+    }
+  }
+
+  std::lock_guard<std::mutex> lock(measure_mu_);
+  std::vector<MeasureInput> inputs;
+  std::vector<BuildResult> builds;
+  std::vector<std::optional<MeasureResult>> fixed(request->items_size());
+  for (int i = 0; i < request->items_size(); ++i) {
+    const v1::MeasureItem& item = request->items(i);
+    const std::string field = "MeasureRequest.items[" + std::to_string(i) + "]";
+    Result<MeasureInput> in = farm::from_proto(item.input(), spaces_, field + ".input");
+    if (!in.ok()) {
+      if (in.status().code() != StatusCode::kInstantiation) return invalid(in.status().message());
+      fixed[i] = MeasureResult::failure(MeasureError::kInstantiationError, in.status().message());
+    }
+    v1::BuildResult wire_build = item.build();
+    if (wire_build.error_no() == v1::NO_ERROR && wire_build.artifact().empty()) {
+      std::lock_guard<std::mutex> cache_lock(cache_mu_);
+      auto it = artifacts_.find(wire_build.sha256());
+      if (it == artifacts_.end()) {
+        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                            field + ".build.artifact: empty and " + wire_build.sha256() +
+                                " is not cached here; send the artifact");
+      }
+      wire_build.set_artifact(it->second);
+    }
+    Result<BuildResult> b = farm::from_proto(wire_build, field + ".build");
+    if (!b.ok()) return invalid(b.status().message());
+    if (b->error == MeasureError::kNoError && b->verify_digest().ok()) {
+      cache(b->artifact_sha256, b->shared_object);
+    }
+    inputs.push_back(in.ok() ? std::move(in).value() : MeasureInput{});
+    builds.push_back(std::move(b).value());
+  }
+
+  // On the measuring thread, which owns the runner processes (see measurer_).
+  std::promise<bool> done;
+  post([&] {
+    LocalRunner& local = local_runner(ro);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (context->IsCancelled()) {
+        done.set_value(false);
+        return;
+      }
+      MeasureResult m = fixed[i] ? *fixed[i] : local.run({inputs[i]}, {builds[i]})[0];
+      *reply->add_results() = farm::to_proto(m);
+    }
+    done.set_value(true);
+  });
+  if (!done.get_future().get()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+  return grpc::Status::OK;
+}
+
+void RunnerService::post(std::function<void()> job) {
+  std::lock_guard<std::mutex> lock(jobs_mu_);
+  jobs_.push_back(std::move(job));
+  jobs_cv_.notify_one();
+}
+
+void RunnerService::measure_loop() {
+  std::unique_lock<std::mutex> lock(jobs_mu_);
+  while (true) {
+    jobs_cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) break;
+    std::function<void()> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    job();
+    lock.lock();
+  }
+  local_.reset();  // its runner process ends with the thread that started it
+}
+
+RunnerService::~RunnerService() {
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    stopping_ = true;
+  }
+  jobs_cv_.notify_all();
+  measurer_.join();
+}
+
+namespace {
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  std::string out;
+  for (char c : std::string(buf)) {
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '-';
+  }
+  return out.empty() ? "host" : out;
+}
+
+}  // namespace
+
+Status run_runner(RunnerServerOptions o) {
+  KILN_RETURN_IF_ERROR(farm::check_name("--key", o.key));
+  if (o.name.empty()) o.name = o.key + "-" + hostname() + "-" + std::to_string(getpid());
+  if (o.name.size() > 64) o.name = o.name.substr(o.name.size() - 64);
+  KILN_RETURN_IF_ERROR(farm::check_name("--name", o.name));
+  const bool secured = !o.auth.certs_dir.empty();
+  std::string warning;
+  KILN_RETURN_IF_ERROR(farm::check_listen_address(o.listen, secured, o.auth.insecure, &warning));
+  if (!warning.empty()) std::fprintf(stderr, "kiln runner: %s\n", warning.c_str());
+  std::string key_file = o.signing_key_file;
+  if (key_file.empty()) key_file = !o.auth.token_file.empty() ? o.auth.token_file : "";
+  if (key_file.empty() && secured) key_file = farm::cert_files(o.auth.certs_dir).token;
+  if (key_file.empty()) {
+    return InvalidArgument(
+        "a runner executes only artifacts signed with the farm's key: pass --certs DIR (its "
+        "token), --token-file F or --signing-key F");
+  }
+  KILN_ASSIGN_OR_RETURN(o.service.signing_key, farm::read_signing_key(key_file));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> client_creds,
+                        farm::client_credentials(o.auth));
+  std::shared_ptr<grpc::ServerCredentials> server_creds = grpc::InsecureServerCredentials();
+  if (secured) {
+    KILN_ASSIGN_OR_RETURN(server_creds, farm::server_credentials(o.auth.certs_dir));
+  }
+  if (o.service.scratch_parent.empty()) {
+    std::error_code ec;
+    o.service.scratch_parent = std::filesystem::temp_directory_path(ec).string();
+    if (ec) o.service.scratch_parent = "/tmp";
+  }
+
+  RunnerService service(o.service);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(o.listen, server_creds, &port);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(512 << 20);
+  // Clients ping every few seconds to notice a cut network during a long Measure call.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 4000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    return IoError("cannot listen on " + o.listen + " (address in use or unavailable)");
+  }
+  std::string host = o.listen.substr(0, o.listen.rfind(':'));
+  const std::string address = host + ":" + std::to_string(port);
+
+  v1::RegisterRequest registration;
+  farm::RunnerCapabilities caps;
+  caps.key = o.key;
+  caps.name = o.name;
+  caps.address = address;
+  caps.target = builder::host_target();
+  caps.cores = o.service.cores;
+  caps.kiln_version = o.kiln_version;
+  *registration.mutable_capabilities() = farm::to_proto(caps);
+  auto tracker = v1::Tracker::NewStub(grpc::CreateChannel(o.tracker, client_creds));
+  auto deadline = [](double s) {
+    return std::chrono::system_clock::now() +
+           std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+  };
+  auto register_once = [&](v1::RegisterReply* reply) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline(5));
+    return tracker->Register(&ctx, registration, reply);
+  };
+  v1::RegisterReply registered;
+  grpc::Status r = register_once(&registered);
+  if (!r.ok()) {
+    server->Shutdown();
+    return IoError("cannot register with the tracker at " + o.tracker + ": " + r.error_message());
+  }
+  std::printf("kiln runner %s listening on %s, registered with %s as %s\n", o.name.c_str(),
+              address.c_str(), o.tracker.c_str(), o.key.c_str());
+  std::fflush(stdout);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  double interval = std::max(0.1, registered.heartbeat_interval_s());
+  std::thread heartbeats([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!cv.wait_for(lock, std::chrono::duration<double>(interval), [&] { return stopping; })) {
+      lock.unlock();
+      v1::HeartbeatRequest hb;
+      hb.set_runner_id(registered.runner_id());
+      v1::HeartbeatReply hr;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(deadline(5));
+      grpc::Status s = tracker->Heartbeat(&ctx, hb, &hr);
+      if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+        // The tracker restarted or forgot us: register again.
+        v1::RegisterReply again;
+        if (register_once(&again).ok()) registered = again;
+      } else if (!s.ok()) {
+        std::fprintf(stderr, "kiln runner: heartbeat to %s failed: %s\n", o.tracker.c_str(),
+                     s.error_message().c_str());
+      }
+      lock.lock();
+    }
+  });
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::fprintf(stderr, "kiln runner: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stopping = true;
+  }
+  cv.notify_all();
+  heartbeats.join();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return Status::Ok();
+}
+
+}  // namespace kiln::runner

@@ -1,0 +1,95 @@
+// `kiln runner` (issue 12): a device-side runner of the farm. It registers with the tracker under
+// a key (capabilities: the host target, cores, kiln version), sends heartbeats, and serves the
+// Runner service (proto/kiln.proto) on its own port, which it advertises.
+//
+// Measure runs each item as LocalRunner does (a supervised child per batch, the reference check,
+// AutoTVM's timing, the cooldown), with the child started by fork + exec of the kiln binary
+// ("kiln measure-worker"; a gRPC process must not fork without exec) under an address-space
+// limit, a CPU-time limit per config and a private scratch directory. Before anything runs, every
+// successful build must carry the HMAC of its digest under the farm's key (farm/signing.h):
+// otherwise the whole request is PERMISSION_DENIED and nothing is loaded. Artifacts are cached by
+// digest: MissingArtifacts tells a client which to upload; an item may then leave its artifact
+// empty. A malformed request is INVALID_ARGUMENT naming the field.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "exchange/space_cache.h"
+#include "farm/security.h"
+#include "proto/kiln.grpc.pb.h"
+#include "runner/local_runner.h"
+
+namespace kiln::runner {
+
+struct RunnerServiceOptions {
+  std::string signing_key;          // the farm's key (farm/signing.h); required
+  std::string worker_binary;        // the kiln binary, exec'd as "measure-worker"
+  uint64_t max_memory_bytes = 0;    // per measurement child (RLIMIT_AS); 0: none
+  double max_cpu_s_per_config = 0;  // per config and kernel thread (RLIMIT_CPU); 0: none
+  std::string scratch_parent;       // children work in private directories under it
+  size_t artifact_cache_bytes = 256u << 20;
+  int cores = 1;  // kernel threads when the request asks for 0
+};
+
+class RunnerService final : public v1::Runner::Service {
+ public:
+  explicit RunnerService(RunnerServiceOptions options);
+  ~RunnerService() override;  // finishes the measurement in progress, ends the runner process
+
+  grpc::Status Measure(grpc::ServerContext* context, const v1::MeasureRequest* request,
+                       v1::MeasureReply* reply) override;
+  grpc::Status MissingArtifacts(grpc::ServerContext* context, const v1::ArtifactQuery* request,
+                                v1::ArtifactQueryReply* reply) override;
+
+ private:
+  bool cached(const std::string& digest);
+  void cache(const std::string& digest, const std::string& bytes);
+  LocalRunner& local_runner(const RunnerOptions& options);  // on the measuring thread only
+  void post(std::function<void()> job);
+  void measure_loop();
+
+  RunnerServiceOptions options_;
+  std::mutex measure_mu_;  // one Measure at a time: the cores are the kernels'
+  std::unique_ptr<LocalRunner> local_;
+  RunnerOptions local_options_;
+  ConfigSpaceCache spaces_;
+
+  // Every measurement runs on this one thread, which owns local_ and so starts its runner
+  // processes: a child's PR_SET_PDEATHSIG fires when the *thread* that forked it ends, and gRPC
+  // ends its handler threads as it pleases.
+  std::mutex jobs_mu_;
+  std::condition_variable jobs_cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::thread measurer_;  // last member: started once the others exist
+
+  std::mutex cache_mu_;
+  std::map<std::string, std::string> artifacts_;  // by digest
+  std::deque<std::string> cache_order_;           // oldest first, for eviction
+  size_t cache_bytes_ = 0;
+};
+
+struct RunnerServerOptions {
+  std::string tracker;  // HOST:PORT
+  std::string key;
+  std::string name;                    // unique runner name; empty: KEY-HOSTNAME-PID
+  std::string listen = "127.0.0.1:0";  // its Runner service; port 0: any free one
+  farm::ClientAuth auth;               // to the tracker; auth.certs_dir also secures the server
+  std::string signing_key_file;        // empty: CERTS/token, else the --token-file
+  std::string kiln_version;
+  RunnerServiceOptions service;  // signing_key is read from signing_key_file
+};
+
+// Serves until SIGINT or SIGTERM (REQUIRES both blocked in every thread, as run_tracker). Prints
+// "kiln runner NAME listening on HOST:PORT" on stdout once registered.
+Status run_runner(RunnerServerOptions options);
+
+}  // namespace kiln::runner
