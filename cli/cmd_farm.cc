@@ -16,6 +16,31 @@
 
 namespace kiln::cli {
 
+namespace {
+
+// gRPC's threads must not take SIGINT/SIGTERM: the servers wait for them with sigwait.
+void block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+// --listen, --certs and --insecure of a server command (kiln tracker, kiln builder).
+void add_server_options(CLI::App* cmd, std::string* listen, std::string* certs_dir,
+                        bool* insecure) {
+  cmd->add_option("--listen", *listen,
+                  "HOST:PORT (port 0: any free one, printed); other than loopback only with "
+                  "--certs or --insecure");
+  cmd->add_option("--certs", *certs_dir,
+                  "TLS with this kiln certs init directory: mutual TLS or its bearer token");
+  cmd->add_flag("--insecure", *insecure,
+                "allow a non-loopback address without TLS and authentication (warns)");
+}
+
+}  // namespace
+
 Command add_certs_command(CLI::App& app) {
   struct Options {
     std::string dir;
@@ -44,13 +69,7 @@ Command add_tracker_command(CLI::App& app) {
   auto o = std::make_shared<farm::TrackerServerOptions>();
   CLI::App* cmd = app.add_subcommand(
       "tracker", "serve the farm's tracker: runners register by key, clients lease them");
-  cmd->add_option("--listen", o->listen,
-                  "HOST:PORT (port 0: any free one, printed); other than loopback only with "
-                  "--certs or --insecure");
-  cmd->add_option("--certs", o->certs_dir,
-                  "TLS with this kiln certs init directory: mutual TLS or its bearer token");
-  cmd->add_flag("--insecure", o->insecure,
-                "allow a non-loopback address without TLS and authentication (warns)");
+  add_server_options(cmd, &o->listen, &o->certs_dir, &o->insecure);
   add_bounded(cmd, "--heartbeat-timeout", &o->tracker.heartbeat_timeout_s, 0, 86400,
               "seconds without a heartbeat before a runner is quarantined", true);
   add_bounded(cmd, "--heartbeat-interval", &o->tracker.heartbeat_interval_s, 0, 86400,
@@ -60,12 +79,7 @@ Command add_tracker_command(CLI::App& app) {
   add_bounded(cmd, "--quarantine", &o->tracker.quarantine_s, 0, 30 * 86400,
               "seconds a quarantine lasts at least");
   return [o] {
-    // gRPC's threads must not take SIGINT/SIGTERM: run_tracker waits for them with sigwait.
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    block_stop_signals();
     ok_or_exit(farm::run_tracker(*o));
     return 0;
   };
@@ -108,11 +122,7 @@ Command add_runner_command(CLI::App& app) {
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) throw CommandError{"cannot find the kiln binary (/proc/self/exe)"};
     o->service.worker_binary = std::string(self, n);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    block_stop_signals();
     ok_or_exit(runner::run_runner(*o));
     return 0;
   };
@@ -122,13 +132,7 @@ Command add_builder_command(CLI::App& app) {
   auto o = std::make_shared<builder::BuilderServerOptions>();
   CLI::App* cmd = app.add_subcommand(
       "builder", "serve builds for remote tuning (kiln tune --builders): a pool of build workers");
-  cmd->add_option("--listen", o->listen,
-                  "HOST:PORT (port 0: any free one, printed); other than loopback only with "
-                  "--certs or --insecure");
-  cmd->add_option("--certs", o->certs_dir,
-                  "TLS with this kiln certs init directory: mutual TLS or its bearer token");
-  cmd->add_flag("--insecure", o->insecure,
-                "allow a non-loopback address without TLS and authentication (warns)");
+  add_server_options(cmd, &o->listen, &o->certs_dir, &o->insecure);
   add_bounded(cmd, "--n-parallel", &o->n_parallel, 1, max_n_parallel(), "build worker processes")
       ->default_str("one per core");
   return [o] {
@@ -136,11 +140,7 @@ Command add_builder_command(CLI::App& app) {
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) throw CommandError{"cannot find the kiln binary (/proc/self/exe)"};
     o->worker_binary = std::string(self, n);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    block_stop_signals();
     ok_or_exit(builder::run_builder(*o));
     return 0;
   };
