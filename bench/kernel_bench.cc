@@ -9,7 +9,13 @@
 // repeats of >= 50 ms, median).
 // Prints a table and one JSON line per workload:
 //   {"workload", "threads", "kiln_ms", "onednn_ms", "openblas_ms", "ratio"}
-// with ratio = best library time / kiln time (> 1: kiln is faster).
+// with ratio = best library time / kiln time (> 1: kiln is faster), then the geometric mean of
+// the ratios per kind of layer (dense, 3x3 conv, 1x1 conv, depthwise conv).
+//
+// Convolutions compare like with like: kiln's conv kernels are timed as they are tuned (as
+// AutoTVM's conv2d_NCHWc): data already in NCHW[tile_ic]c, kernel pre-packed, output left in
+// NCHW[tile_oc]c; oneDNN's primitive runs on the blocked layouts it prefers, its reorders not
+// timed either.
 //
 // OpenBLAS picks its kernels when it loads; the preset OPENBLAS_CORETYPE=Haswell would force its
 // AVX2 kernels, so the program re-executes itself without it (and with the thread count set for
@@ -24,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dnnl.hpp>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -192,6 +199,14 @@ Best tune(const ops::Workload& raw, const Args& args, const Target& target,
   return best;
 }
 
+// The kind of layer a workload is, for the per-kind summary.
+std::string layer_kind(const ops::Workload& w) {
+  if (w.op != "conv2d") return w.op;
+  return w.at("R") == 1 && w.at("S") == 1
+             ? "conv 1x1"
+             : "conv " + std::to_string(w.at("R")) + "x" + std::to_string(w.at("S"));
+}
+
 std::string json_number(std::optional<double> v) {
   if (!v || std::isnan(*v)) return "null";
   char buf[64];
@@ -208,8 +223,16 @@ int run(const Args& args) {
       "conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1",
       "conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,stride=1,pad=1",
       "conv2d:N=1,C=64,H=56,W=56,K=128,R=1,S=1,stride=2,pad=0",
+      // MobileNetV2's pointwise (1x1) and depthwise layers, early to late.
+      "conv2d:N=1,C=16,H=112,W=112,K=96,R=1,S=1,stride=1,pad=0",
+      "conv2d:N=1,C=24,H=56,W=56,K=144,R=1,S=1,stride=1,pad=0",
+      "conv2d:N=1,C=96,H=14,W=14,K=576,R=1,S=1,stride=1,pad=0",
+      "conv2d:N=1,C=960,H=7,W=7,K=320,R=1,S=1,stride=1,pad=0",
       "depthwise_conv2d:N=1,C=32,H=112,W=112,R=3,S=3,stride=1,pad=1",
       "depthwise_conv2d:N=1,C=96,H=112,W=112,R=3,S=3,stride=2,pad=1",
+      "depthwise_conv2d:N=1,C=144,H=56,W=56,R=3,S=3,stride=1,pad=1",
+      "depthwise_conv2d:N=1,C=384,H=14,W=14,R=3,S=3,stride=1,pad=1",
+      "depthwise_conv2d:N=1,C=960,H=7,W=7,R=3,S=3,stride=1,pad=1",
   };
   Target target = builder::host_target();
   ThreadPool pool(args.threads);
@@ -226,6 +249,7 @@ int run(const Args& args) {
   std::printf("%-62s %10s %10s %10s %8s %8s  %s\n", "workload", "kiln ms", "oneDNN ms",
               "OpenBLAS ms", "GFLOPS", "ratio", "best config");
   std::vector<std::string> json_lines;
+  std::map<std::string, std::vector<double>> ratios_by_kind;
   for (const std::string& text : workloads) {
     if (!args.only.empty() && text.find(args.only) == std::string::npos) continue;
     ops::Workload raw = *ops::Workload::parse(text);
@@ -256,6 +280,7 @@ int run(const Args& args) {
     double lib = std::min(onednn_ms.value_or(INFINITY), openblas_ms.value_or(INFINITY));
     std::optional<double> ratio;
     if (kiln_ms) ratio = lib / *kiln_ms;
+    if (ratio && std::isfinite(*ratio)) ratios_by_kind[layer_kind(raw)].push_back(*ratio);
     double gflops = kiln_ms ? best.tmpl->flop(raw) / (*kiln_ms * 1e-3) / 1e9 : 0;
     std::printf("%-62s %10s %10s %10s %8.1f %8s  %s %s (%lld/%lld valid)\n", text.c_str(),
                 json_number(kiln_ms).c_str(), json_number(onednn_ms).c_str(),
@@ -271,6 +296,12 @@ int run(const Args& args) {
         "}");
   }
   for (const std::string& line : json_lines) std::printf("%s\n", line.c_str());
+  for (const auto& [kind, ratios] : ratios_by_kind) {
+    double log_sum = 0;
+    for (double r : ratios) log_sum += std::log(r);
+    std::printf("%-10s geometric mean ratio %.3f over %zu workload(s)\n", kind.c_str(),
+                std::exp(log_sum / ratios.size()), ratios.size());
+  }
   return 0;
 }
 
