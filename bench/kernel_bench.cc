@@ -1,12 +1,12 @@
 // Kernel benchmark: kiln's best config per workload against oneDNN and OpenBLAS, timed in the
 // same run on the same thread count.
 //
-//   kernel_bench [--trials N] [--threads T] [--seed S] [--only SUBSTRING]
+//   kernel_bench [--trials N] [--tuner xgb|random|...] [--threads T] [--seed S] [--only TEXT]
 //
-// For each workload, kiln tunes each of the operator's templates with kiln tune's loop (random
-// tuner, fixed seed, `trials` configs each, every config built, checked and timed; records go to
-// --db), keeps the fastest, then times it and the peers with the same evaluator (warm-up, 7
-// repeats of >= 50 ms, median).
+// For each workload, kiln tunes each of the operator's templates with kiln tune's loop (xgb
+// tuner by default, fixed seed, `trials` configs each, every config built, checked and timed;
+// records go to --db), keeps the fastest, then times it and the peers with the same evaluator
+// (warm-up, 7 repeats of >= 50 ms, median).
 // Prints a table and one JSON line per workload:
 //   {"workload", "threads", "kiln_ms", "onednn_ms", "openblas_ms", "ratio"}
 // with ratio = best library time / kiln time (> 1: kiln is faster), then the geometric mean of
@@ -53,6 +53,7 @@ struct Args {
   int trials = 300;
   int threads = 1;
   uint64_t seed = 1;
+  std::string tuner = "xgb";
   std::string only;
   std::string db = "kernel_bench.db";  // the tuning records (kept for `kiln best` / `kiln export`)
 };
@@ -156,7 +157,7 @@ struct Best {
   int64_t valid = 0, tried = 0;
 };
 
-// kiln tune's loop (random tuner, fixed seed and trial count, builder processes, isolated
+// kiln tune's loop (the chosen tuner, fixed seed and trial count, builder processes, isolated
 // runner) over every template of the operator, recording into `db`; returns the fastest config.
 Best tune(const ops::Workload& raw, const Args& args, const Target& target,
           store::RecordStore& db) {
@@ -172,7 +173,7 @@ Best tune(const ops::Workload& raw, const Args& args, const Target& target,
   for (const ops::Template* t : ops::templates_for_op(raw.op))
     tasks.push_back({t, *t->normalize(raw)});
   tuner::TuneJobOptions job_options;
-  job_options.tuner = "random";
+  job_options.tuner = args.tuner;
   job_options.seed = args.seed;
   job_options.loop.n_trial = args.trials;
   job_options.loop.source = "kernel_bench";
@@ -243,8 +244,8 @@ int run(const Args& args) {
   }
   std::unique_ptr<store::RecordStore> db = std::move(opened).value();
   std::printf(
-      "kiln kernel benchmark: %s, %d thread(s), %d random configs per template, seed %llu\n",
-      target.to_string().c_str(), args.threads, args.trials,
+      "kiln kernel benchmark: %s, %d thread(s), %d configs per template (%s tuner), seed %llu\n",
+      target.to_string().c_str(), args.threads, args.trials, args.tuner.c_str(),
       static_cast<unsigned long long>(args.seed));
   std::printf("%-62s %10s %10s %10s %8s %8s  %s\n", "workload", "kiln ms", "oneDNN ms",
               "OpenBLAS ms", "GFLOPS", "ratio", "best config");
@@ -332,7 +333,8 @@ int main(int argc, char** argv) {
   app.add_option("--trials", args.trials, "configs tried per template")->check(CLI::PositiveNumber);
   app.add_option("--threads", args.threads, "threads of kiln and the peers")
       ->check(CLI::PositiveNumber);
-  app.add_option("--seed", args.seed, "seed of the random tuner");
+  app.add_option("--tuner", args.tuner, "tuner of kiln tune (xgb, random, ...)");
+  app.add_option("--seed", args.seed, "seed of the tuner");
   app.add_option("--only", args.only, "only workloads containing this text");
   app.add_option("--db", args.db, "SQLite file for the tuning records");
   CLI11_PARSE(app, argc, argv);
