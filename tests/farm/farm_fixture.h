@@ -105,8 +105,8 @@ class FarmFixture : public ::testing::Test {
   }
 
   // The options of a small `kiln tune` on the farm's k1 runners, writing to `db`: batches of
-  // `n_parallel` configs in chunks of 2 (a batch of 8 reaches three runners). A batch waits up to
-  // 300 s for a runner (a loaded machine), far longer than any of these tunes takes.
+  // `n_parallel` configs, at most 2 per call to a runner (so that a runner reports often). A batch
+  // waits up to 300 s for a runner (a loaded machine), far longer than any of these tunes takes.
   std::vector<std::string> tune_args(const std::string& db, const std::string& workload, int trials,
                                      double cooldown_s, int n_parallel = 8, int seed = 5) const {
     return {"tune",
