@@ -243,12 +243,17 @@ std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& in
     // batch (a restarted runner process usually works; a dead runner fails fast, and each config
     // is given up after max_attempts losses), and the tracker quarantines a runner that keeps
     // failing.
+    // A lease left held keeps its runner from the next batch until it expires (minutes): a
+    // release that did not reach a slow tracker is sent again.
     v1::ReleaseLeaseRequest release;
     release.set_lease_id(lease.lease_id());
-    v1::ReleaseLeaseReply released;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(deadline_after(10));
-    (void)tracker_->ReleaseLease(&ctx, release, &released);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      v1::ReleaseLeaseReply released;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(deadline_after(10));
+      grpc::Status s = tracker_->ReleaseLease(&ctx, release, &released);
+      if (s.ok() || s.error_code() == grpc::StatusCode::NOT_FOUND) break;
+    }
     lock.lock();
     --shared.alive;
     shared.cv.notify_all();
