@@ -309,7 +309,7 @@ Status run_runner(RunnerServerOptions o) {
     request.set_runner_id(runner_id);
     v1::Lease lease;
     grpc::ClientContext ctx;
-    ctx.set_deadline(deadline(10));
+    ctx.set_deadline(deadline(30));  // a loaded tracker is slow, not a reason to refuse
     grpc::Status s = tracker->CheckLease(&ctx, request, &lease);
     *seconds_left = lease.seconds_left();
     return s;

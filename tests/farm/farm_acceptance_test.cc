@@ -44,6 +44,26 @@ class FarmAcceptance : public testing::FarmFixture {
     return c.ok() ? *c : nullptr;
   }
 
+  // Runners r1, r2 and r3 (in runners_), and a tune of 48 configs on them into `db` (batches of 8,
+  // at most 2 per call, 0.25 s of cooldown per config), once r1 has measured some: mid-batch.
+  // nullptr, with a test failure, if the farm did not get there.
+  std::unique_ptr<KilnProcess> tune_on_three_runners_until_r1_measured(const std::string& db) {
+    for (const char* name : {"r1", "r2", "r3"}) {
+      runners_.push_back(start_runner(name));
+      if (!runners_.back()) return nullptr;
+    }
+    auto tune = std::make_unique<KilnProcess>(tune_args(db, "dense:M=32,N=64,K=32", 48, 0.25), "");
+    if (!wait_until(120, [&] { return trials_of("r1") > 0; })) {
+      ADD_FAILURE() << "r1 measured nothing: " << status();
+      return nullptr;
+    }
+    if (!tune->running()) {
+      ADD_FAILURE() << "the tune finished too soon: " << tune->output();
+      return nullptr;
+    }
+    return tune;
+  }
+
   // Every config of the tune in `db` recorded exactly once, and measured correctly.
   void expect_each_config_once_and_correct(const std::string& db, size_t trials,
                                            const std::string& output) {
@@ -56,21 +76,17 @@ class FarmAcceptance : public testing::FarmFixture {
     }
     EXPECT_EQ(configs.size(), trials);
   }
+
+  std::vector<std::unique_ptr<KilnProcess>> runners_;
 };
 
 TEST_F(FarmAcceptance, RunnerKilledMidBatchEveryTrialOnceAndTheDeadRunnerGone) {
-  auto r1 = start_runner("r1");
-  auto r2 = start_runner("r2");
-  auto r3 = start_runner("r3");
-  ASSERT_TRUE(r1 && r2 && r3);
   const std::string db = dir_.file("kill.db");
-  // Batches of 8 in chunks of 2: every runner gets a chunk; 0.25 s of cooldown per config.
-  KilnProcess tune(tune_args(db, "dense:M=32,N=64,K=32", 48, 0.25), "");
-  ASSERT_TRUE(wait_until(120, [&] { return trials_of("r1") > 0; })) << status();
-  ASSERT_TRUE(tune.running()) << "the tune finished before the kill";
-  r1->kill_now();
-  ASSERT_EQ(tune.wait_exit(), 0) << tune.output();
-  expect_each_config_once_and_correct(db, 48, tune.output());
+  std::unique_ptr<KilnProcess> tune = tune_on_three_runners_until_r1_measured(db);
+  ASSERT_TRUE(tune);
+  runners_[0]->kill_now();
+  ASSERT_EQ(tune->wait_exit(), 0) << tune->output();
+  expect_each_config_once_and_correct(db, 48, tune->output());
 
   // Missed heartbeats: quarantined, then removed; the others stay with their counts.
   ASSERT_TRUE(wait_until(60, [&] { return runner("r1").is_null(); })) << status();
@@ -92,32 +108,28 @@ TEST_F(FarmAcceptance, RunnerKilledMidBatchEveryTrialOnceAndTheDeadRunnerGone) {
 }
 
 TEST_F(FarmAcceptance, RunnerStoppedMidBatchLosesItsLeaseAndItsConfigsRunElsewhere) {
-  auto r1 = start_runner("r1");
-  auto r2 = start_runner("r2");
-  auto r3 = start_runner("r3");
-  ASSERT_TRUE(r1 && r2 && r3);
   const std::string db = dir_.file("cut.db");
-  KilnProcess tune(tune_args(db, "dense:M=32,N=64,K=32", 48, 0.25), "");
+  std::unique_ptr<KilnProcess> tune = tune_on_three_runners_until_r1_measured(db);
+  ASSERT_TRUE(tune);
   // Stopped while it measures: it neither answers its client nor sends heartbeats, as behind a
   // cut network.
-  ASSERT_TRUE(wait_until(120, [&] { return trials_of("r1") > 0; })) << status();
-  ASSERT_TRUE(tune.running()) << "the tune finished before the cut";
-  r1->signal(SIGSTOP);
+  KilnProcess& r1 = *runners_[0];
+  r1.signal(SIGSTOP);
   ASSERT_TRUE(wait_until(60, [&] { return state_of("r1") == "quarantined"; })) << status();
   EXPECT_THAT(runner("r1")["quarantine_reason"].get<std::string>(), HasSubstr("no heartbeat"));
   // The tune ends while r1 is still stopped: its chunk was measured by the others.
-  ASSERT_EQ(tune.wait_exit(), 0) << tune.output();
-  expect_each_config_once_and_correct(db, 48, tune.output());
+  ASSERT_EQ(tune->wait_exit(), 0) << tune->output();
+  expect_each_config_once_and_correct(db, 48, tune->output());
   EXPECT_GT(trials_of("r2"), 0);
   EXPECT_GT(trials_of("r3"), 0);
   // Back on the network, it is not handed out again while quarantined (or, forgotten meanwhile,
   // it registers anew); it lives either way.
-  r1->signal(SIGCONT);
+  r1.signal(SIGCONT);
   ASSERT_TRUE(wait_until(30, [&] {
     const std::string s = state_of("r1");
     return s == "quarantined" || s == "free";
   })) << status();
-  EXPECT_TRUE(r1->running());
+  EXPECT_TRUE(r1.running());
 }
 
 TEST_F(FarmAcceptance, RunnerWhoseMeasurementsFailIsQuarantinedAndTheTuneCarriesOn) {

