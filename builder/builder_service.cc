@@ -7,6 +7,7 @@
 #include <future>
 
 #include "farm/convert.h"
+#include "farm/message_size.h"
 #include "farm/security.h"
 
 namespace kiln::builder {
@@ -47,6 +48,11 @@ void BuilderService::build_loop() {
 
 grpc::Status BuilderService::Build(grpc::ServerContext*, const v1::BuildRequest* request,
                                    v1::BuildReply* reply) {
+  if (grpc::Status s =
+          farm::check_request_size(*request, farm::kMaxBuilderRequestBytes, "BuildRequest");
+      !s.ok()) {
+    return s;
+  }
   Result<farm::MeasureOptions> mo = farm::from_proto(request->options(), "BuildRequest.options");
   if (!mo.ok()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, mo.status().message());
   std::lock_guard<std::mutex> lock(build_mu_);
@@ -101,7 +107,7 @@ Status run_builder(const BuilderServerOptions& o) {
   builder.AddListeningPort(o.listen, creds, &port);
   builder.RegisterService(&service);
   builder.SetMaxSendMessageSize(512 << 20);
-  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxReceiveMessageSize(farm::transport_limit(farm::kMaxBuilderRequestBytes));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     return IoError("cannot listen on " + o.listen + " (address in use or unavailable)");

@@ -78,6 +78,8 @@ Command add_tracker_command(CLI::App& app) {
               "failed measurements in a row before a runner is quarantined");
   add_bounded(cmd, "--quarantine", &o->tracker.quarantine_s, 0, 30 * 86400,
               "seconds a quarantine lasts at least");
+  add_bounded(cmd, "--forget-after", &o->tracker.forget_after_s, 0, 30 * 86400,
+              "seconds without a heartbeat before a runner is removed from the farm", true);
   return [o] {
     block_stop_signals();
     ok_or_exit(farm::run_tracker(*o));
@@ -111,6 +113,8 @@ Command add_runner_command(CLI::App& app) {
               "address-space limit of each measurement child in MiB (0: none)");
   add_bounded(cmd, "--max-cpu-s", &o->service.max_cpu_s_per_config, 0, 86400,
               "CPU seconds per kernel thread a measurement child may use per config (0: no limit)");
+  add_bounded(cmd, "--register-wait", &o->register_wait_s, 0, 86400,
+              "seconds to keep trying to register with the tracker at start");
   cmd->add_option("--scratch", o->service.scratch_parent,
                   "directory under which each measurement child gets a private one")
       ->default_str("the temp directory");

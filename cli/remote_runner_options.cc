@@ -24,6 +24,8 @@ void add_remote_runner_options(CLI::App* cmd, RemoteRunnerCliOptions* o) {
       ->delimiter(',');
   add_bounded(cmd, "--runner-wait", &o->wait_s, 0, 86400,
               "farm: seconds a batch waits for a free runner");
+  add_bounded(cmd, "--runner-chunk", &o->chunk, 1, 1024,
+              "farm: configs per call to a runner (a batch is spread over its runners in chunks)");
 }
 
 std::unique_ptr<runner::Runner> make_runner(const RemoteRunnerCliOptions& o,
@@ -45,6 +47,7 @@ std::unique_ptr<runner::Runner> make_runner(const RemoteRunnerCliOptions& o,
   r.auth.insecure = o.insecure;
   r.measure = local;
   r.wait_s = o.wait_s;
+  r.chunk = o.chunk;
   std::string key_file = o.signing_key_file;
   if (key_file.empty()) key_file = o.token_file;
   if (key_file.empty() && !o.certs_dir.empty()) key_file = farm::cert_files(o.certs_dir).token;

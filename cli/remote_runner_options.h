@@ -22,6 +22,7 @@ struct RemoteRunnerCliOptions {
   std::string signing_key_file;
   bool insecure = false;
   double wait_s = 60;
+  int chunk = 4;                      // configs per Measure call
   std::vector<std::string> builders;  // HOST:PORT of `kiln builder`s; empty: local builds
 };
 

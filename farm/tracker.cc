@@ -86,8 +86,19 @@ void Tracker::tick() {
     if (now >= lease.expires) expired.push_back(id);
   }
   for (const std::string& id : expired) end_lease(id);
-  for (auto& [id, r] : runners_) {
+  for (auto it = runners_.begin(); it != runners_.end();) {
+    const std::string& id = it->first;
+    Runner& r = it->second;
     double silent_s = seconds_between(r.last_seen, now);
+    if (silent_s > options_.forget_after_s) {
+      if (!r.lease_id.empty()) end_lease(r.lease_id);
+      if (reporter_) {
+        reporter_("runner " + id + " (key " + r.caps.key + ") removed: no heartbeat for " +
+                  seconds_text(silent_s));
+      }
+      it = runners_.erase(it);
+      continue;
+    }
     if (!r.quarantined && silent_s > options_.heartbeat_timeout_s) {
       quarantine(r, id, "no heartbeat for " + seconds_text(silent_s));
     } else if (r.quarantined && now >= r.quarantine_until &&
@@ -98,6 +109,7 @@ void Tracker::tick() {
       r.quarantine_reason.clear();
       if (reporter_) reporter_("runner " + id + " (key " + r.caps.key + ") back in service");
     }
+    ++it;
   }
   std::vector<std::string> waiting_keys;  // grant() may erase a queue: not while iterating
   for (const auto& [key, queue] : queues_) waiting_keys.push_back(key);
@@ -223,6 +235,16 @@ Result<LeaseGrant> Tracker::renew(const std::string& lease_id, double lease_seco
   lease.expires = time_after(env_->now(), lease_seconds);
   const Runner& r = runners_.at(lease.runner_id);
   return LeaseGrant{lease_id, lease.runner_id, r.caps, lease_seconds};
+}
+
+std::optional<LeaseGrant> Tracker::held_lease(const std::string& lease_id,
+                                              const std::string& runner_id) {
+  tick();
+  auto lease = leases_.find(lease_id);
+  if (lease == leases_.end() || lease->second.runner_id != runner_id) return std::nullopt;
+  const Runner& r = runners_.at(runner_id);
+  return LeaseGrant{lease_id, runner_id, r.caps,
+                    std::max(0.0, seconds_between(env_->now(), lease->second.expires))};
 }
 
 void Tracker::release(const std::string& lease_id) {

@@ -2,7 +2,9 @@
 // e.g. znver5-2c) with their capabilities and send heartbeats; clients queue for a runner of a
 // key (higher priority first, FIFO within a priority) and get a lease with a time limit; a runner
 // that fails `max_consecutive_faults` measurements in a row, or misses heartbeats for
-// `heartbeat_timeout_s`, is quarantined for `quarantine_s` and reported.
+// `heartbeat_timeout_s`, is quarantined for `quarantine_s` and reported; one silent for
+// `forget_after_s` is removed from the table (a dead runner is gone from the status; a runner
+// heard from again registers anew).
 //
 // Time comes from an Env (common/env.h), so tests move the clock instead of waiting. Not
 // thread-safe: the gRPC service (farm/tracker_service.h) holds one mutex around every call.
@@ -32,6 +34,7 @@ struct TrackerOptions {
   double quarantine_s = 300;        // how long a quarantine lasts at least
   double max_lease_s = 24 * 3600;   // longest lease a client may ask for
   int max_queue_per_key = 10'000;   // waiting requests per key
+  double forget_after_s = 600;      // silent this long: removed (and reported)
 };
 
 enum class RunnerState { kFree, kBusy, kQuarantined };
@@ -93,6 +96,9 @@ class Tracker {
   bool has_runner(const std::string& runner_id) const { return runners_.count(runner_id) > 0; }
   // A lease that is still held (not released, expired or ended by a quarantine).
   bool has_lease(const std::string& lease_id) const { return leases_.count(lease_id) > 0; }
+  // The lease `lease_id` when it is held on `runner_id` now (a runner checks the lease a Measure
+  // request carries); nullopt for an unknown, ended or expired lease or another runner's.
+  std::optional<LeaseGrant> held_lease(const std::string& lease_id, const std::string& runner_id);
 
   // Queues a request for a runner of `key`; returns its ticket. Granted at once when a runner is
   // free and no earlier request of at least this priority waits. Errors: bad key, lease_seconds

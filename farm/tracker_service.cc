@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "farm/message_size.h"
 #include "farm/security.h"
 
 namespace kiln::farm {
@@ -137,6 +138,9 @@ TrackerService::~TrackerService() {
 
 grpc::Status TrackerService::Register(grpc::ServerContext*, const v1::RegisterRequest* req,
                                       v1::RegisterReply* reply) {
+  if (grpc::Status s = check_request_size(*req, kMaxTrackerRequestBytes, "RegisterRequest");
+      !s.ok())
+    return s;
   if (!req->has_capabilities()) {
     return to_grpc(InvalidArgument("RegisterRequest.capabilities: is missing"));
   }
@@ -153,6 +157,9 @@ grpc::Status TrackerService::Register(grpc::ServerContext*, const v1::RegisterRe
 
 grpc::Status TrackerService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
                                        v1::HeartbeatReply* reply) {
+  if (grpc::Status s = check_request_size(*req, kMaxTrackerRequestBytes, "HeartbeatRequest");
+      !s.ok())
+    return s;
   std::lock_guard<std::mutex> lock(mu_);
   if (!tracker_.has_runner(req->runner_id())) {
     return not_found("HeartbeatRequest.runner_id: unknown runner '" + req->runner_id() +
@@ -165,6 +172,8 @@ grpc::Status TrackerService::Heartbeat(grpc::ServerContext*, const v1::Heartbeat
 
 grpc::Status TrackerService::RequestRunner(grpc::ServerContext* context,
                                            const v1::LeaseRequest* req, v1::Lease* reply) {
+  if (grpc::Status s = check_request_size(*req, kMaxTrackerRequestBytes, "LeaseRequest"); !s.ok())
+    return s;
   if (!std::isfinite(req->wait_seconds()) || req->wait_seconds() < 0 ||
       req->wait_seconds() > 24 * 3600) {
     return to_grpc(InvalidArgument("LeaseRequest.wait_seconds: must be in [0, 86400], got " +
@@ -197,6 +206,9 @@ grpc::Status TrackerService::RequestRunner(grpc::ServerContext* context,
 
 grpc::Status TrackerService::RenewLease(grpc::ServerContext*, const v1::RenewLeaseRequest* req,
                                         v1::Lease* reply) {
+  if (grpc::Status s = check_request_size(*req, kMaxTrackerRequestBytes, "RenewLeaseRequest");
+      !s.ok())
+    return s;
   std::lock_guard<std::mutex> lock(mu_);
   tracker_.tick();
   if (!tracker_.has_lease(req->lease_id())) {
@@ -211,6 +223,9 @@ grpc::Status TrackerService::RenewLease(grpc::ServerContext*, const v1::RenewLea
 
 grpc::Status TrackerService::ReleaseLease(grpc::ServerContext*, const v1::ReleaseLeaseRequest* req,
                                           v1::ReleaseLeaseReply*) {
+  if (grpc::Status s = check_request_size(*req, kMaxTrackerRequestBytes, "ReleaseLeaseRequest");
+      !s.ok())
+    return s;
   std::lock_guard<std::mutex> lock(mu_);
   tracker_.tick();
   if (!tracker_.has_lease(req->lease_id())) {
@@ -224,6 +239,8 @@ grpc::Status TrackerService::ReleaseLease(grpc::ServerContext*, const v1::Releas
 
 grpc::Status TrackerService::ReportResults(grpc::ServerContext*, const v1::ReportRequest* req,
                                            v1::ReportReply* reply) {
+  if (grpc::Status s = check_request_size(*req, kMaxTrackerRequestBytes, "ReportRequest"); !s.ok())
+    return s;
   std::vector<MeasureOutcome> outcomes;
   for (int i = 0; i < req->outcomes_size(); ++i) {
     Result<MeasureError> e = measure_error_from_proto(
@@ -241,10 +258,27 @@ grpc::Status TrackerService::ReportResults(grpc::ServerContext*, const v1::Repor
   return grpc::Status::OK;
 }
 
-grpc::Status TrackerService::Status(grpc::ServerContext*, const v1::StatusRequest*,
+grpc::Status TrackerService::Status(grpc::ServerContext*, const v1::StatusRequest* req,
                                     v1::FarmStatus* reply) {
+  if (grpc::Status s = check_request_size(*req, kMaxTrackerRequestBytes, "StatusRequest"); !s.ok())
+    return s;
   std::lock_guard<std::mutex> lock(mu_);
   *reply = to_proto(tracker_.status());
+  return grpc::Status::OK;
+}
+
+grpc::Status TrackerService::CheckLease(grpc::ServerContext*, const v1::CheckLeaseRequest* req,
+                                        v1::Lease* reply) {
+  if (grpc::Status s = check_request_size(*req, kMaxTrackerRequestBytes, "CheckLeaseRequest");
+      !s.ok())
+    return s;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<LeaseGrant> g = tracker_.held_lease(req->lease_id(), req->runner_id());
+  if (!g) {
+    return not_found("CheckLeaseRequest.lease_id: '" + req->lease_id() +
+                     "' is not a lease held on runner '" + req->runner_id() + "' now");
+  }
+  fill(*g, reply);
   return grpc::Status::OK;
 }
 
@@ -269,6 +303,7 @@ Status run_tracker(const TrackerServerOptions& options) {
   int port = 0;
   builder.AddListeningPort(options.listen, creds, &port);
   builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(transport_limit(kMaxTrackerRequestBytes));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     return IoError("cannot listen on " + options.listen + " (address in use or unavailable)");

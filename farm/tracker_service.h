@@ -33,6 +33,7 @@ class TrackerService final : public v1::Tracker::Service {
   grpc::Status ReportResults(grpc::ServerContext*, const v1::ReportRequest*,
                              v1::ReportReply*) override;
   grpc::Status Status(grpc::ServerContext*, const v1::StatusRequest*, v1::FarmStatus*) override;
+  grpc::Status CheckLease(grpc::ServerContext*, const v1::CheckLeaseRequest*, v1::Lease*) override;
 
  private:
   std::mutex mu_;

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -183,8 +184,13 @@ std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& in
         shared.cv.wait(lock);
         continue;
       }
+      // An even share of what is left among the runners still working, up to a chunk: a batch
+      // smaller than chunks times runners still reaches every runner.
+      const size_t runners = static_cast<size_t>(std::max(1, shared.alive));
+      const size_t share = (shared.queue.size() + runners - 1) / runners;
+      const size_t take = std::clamp<size_t>(share, 1, options_.chunk);
       std::vector<size_t> idx;
-      while (!shared.queue.empty() && static_cast<int>(idx.size()) < options_.chunk) {
+      while (!shared.queue.empty() && idx.size() < take) {
         idx.push_back(shared.queue.front());
         shared.queue.pop_front();
       }
@@ -237,12 +243,17 @@ std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& in
     // batch (a restarted runner process usually works; a dead runner fails fast, and each config
     // is given up after max_attempts losses), and the tracker quarantines a runner that keeps
     // failing.
+    // A lease left held keeps its runner from the next batch until it expires (minutes): a
+    // release that did not reach a slow tracker is sent again.
     v1::ReleaseLeaseRequest release;
     release.set_lease_id(lease.lease_id());
-    v1::ReleaseLeaseReply released;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(deadline_after(10));
-    (void)tracker_->ReleaseLease(&ctx, release, &released);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      v1::ReleaseLeaseReply released;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(deadline_after(10));
+      grpc::Status s = tracker_->ReleaseLease(&ctx, release, &released);
+      if (s.ok() || s.error_code() == grpc::StatusCode::NOT_FOUND) break;
+    }
     lock.lock();
     --shared.alive;
     shared.cv.notify_all();
@@ -266,11 +277,6 @@ std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& in
     }
     return lease;
   };
-  auto start = [&](v1::Lease lease) {
-    std::lock_guard<std::mutex> lock(shared.mu);
-    ++shared.alive;
-    threads.emplace_back(work, std::move(lease));
-  };
 
   std::unique_lock<std::mutex> lock(shared.mu);
   while (!(shared.queue.empty() && shared.in_flight == 0)) {
@@ -278,17 +284,21 @@ std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& in
       shared.cv.wait(lock);
       continue;
     }
-    // No runner is working on the batch (at the start, or all were lost): lease some.
-    size_t chunks = (shared.queue.size() + options_.chunk - 1) / options_.chunk;
+    // No runner is working on the batch (at the start, or all were lost): lease some, up to one
+    // per config, then start them all at once so that they share the batch evenly.
+    const size_t wanted = shared.queue.size();
     lock.unlock();
     Result<v1::Lease> first = lease_one(options_.wait_s);
     if (first.ok()) {
-      start(std::move(first).value());
-      for (size_t k = 1; k < chunks; ++k) {
+      std::vector<v1::Lease> leases = {std::move(first).value()};
+      while (leases.size() < wanted) {
         Result<v1::Lease> more = lease_one(0);
         if (!more.ok()) break;
-        start(std::move(more).value());
+        leases.push_back(std::move(more).value());
       }
+      std::lock_guard<std::mutex> started(shared.mu);
+      shared.alive += static_cast<int>(leases.size());
+      for (v1::Lease& l : leases) threads.emplace_back(work, std::move(l));
     }
     lock.lock();
     if (!first.ok()) {

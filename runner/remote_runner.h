@@ -1,6 +1,7 @@
 // RemoteRunner (issue 12): the Runner contract over a farm. For each batch it leases runners of
-// a key from the tracker (the first one waited for, more taken while they are free), spreads the
-// batch over them in parallel in small chunks from one queue, uploads only the artifacts a runner
+// a key from the tracker (the first one waited for, more taken while they are free, up to one per
+// config), spreads the batch over them in parallel from one queue (each call takes an even share
+// of what is left, at most `chunk` configs), uploads only the artifacts a runner
 // does not hold (MissingArtifacts), signs every artifact's digest with the farm's key, and
 // reports each measurement's outcome to the tracker (runner faults count towards quarantine).
 //
@@ -32,7 +33,7 @@ struct RemoteRunnerOptions {
   int priority = 0;
   double wait_s = 60;    // how long a batch waits for its first runner
   int max_attempts = 3;  // runners lost under one config before it is given up
-  int chunk = 4;         // configs per Measure call
+  int chunk = 4;         // configs per Measure call at most
   std::string client = "kiln tune";
 };
 

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include "builder/target.h"
 #include "common/sha256.h"
 #include "farm/convert.h"
+#include "farm/message_size.h"
 #include "farm/signing.h"
 
 namespace kiln::runner {
@@ -37,6 +39,36 @@ grpc::Status invalid(const std::string& message) {
 
 RunnerService::RunnerService(RunnerServiceOptions options)
     : options_(std::move(options)), measurer_([this] { measure_loop(); }) {}
+
+grpc::Status RunnerService::check_lease(const std::string& lease_id) {
+  if (lease_id.empty()) {
+    return invalid("MeasureRequest.lease_id: missing; lease this runner from the tracker first");
+  }
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(lease_mu_);
+    std::erase_if(confirmed_leases_, [&](const auto& l) { return l.second <= now; });
+    if (confirmed_leases_.count(lease_id)) return grpc::Status::OK;
+  }
+  double seconds_left = 0;
+  grpc::Status s = options_.check_lease(lease_id, &seconds_left);
+  if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        "MeasureRequest.lease_id: '" + lease_id +
+                            "' is not a lease the tracker holds on this runner now (released, "
+                            "expired or another runner's); nothing was loaded");
+  }
+  if (!s.ok()) {
+    return grpc::Status(
+        grpc::StatusCode::UNAVAILABLE,
+        "cannot check MeasureRequest.lease_id with the tracker: " + s.error_message());
+  }
+  std::lock_guard<std::mutex> lock(lease_mu_);
+  confirmed_leases_[lease_id] =
+      now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double>(std::min(seconds_left, kLeaseRecheckS)));
+  return grpc::Status::OK;
+}
 
 bool RunnerService::cached(const std::string& digest) {
   std::lock_guard<std::mutex> lock(cache_mu_);
@@ -75,6 +107,11 @@ LocalRunner& RunnerService::local_runner(const RunnerOptions& o) {
 
 grpc::Status RunnerService::MissingArtifacts(grpc::ServerContext*, const v1::ArtifactQuery* request,
                                              v1::ArtifactQueryReply* reply) {
+  if (grpc::Status s =
+          farm::check_request_size(*request, farm::kMaxRunnerRequestBytes, "ArtifactQuery");
+      !s.ok()) {
+    return s;
+  }
   for (int i = 0; i < request->sha256_size(); ++i) {
     const std::string& d = request->sha256(i);
     if (!is_digest(d)) {
@@ -88,6 +125,12 @@ grpc::Status RunnerService::MissingArtifacts(grpc::ServerContext*, const v1::Art
 
 grpc::Status RunnerService::Measure(grpc::ServerContext* context, const v1::MeasureRequest* request,
                                     v1::MeasureReply* reply) {
+  if (grpc::Status s =
+          farm::check_request_size(*request, farm::kMaxRunnerRequestBytes, "MeasureRequest");
+      !s.ok()) {
+    return s;
+  }
+  if (grpc::Status s = check_lease(request->lease_id()); !s.ok()) return s;
   Result<farm::MeasureOptions> mo = farm::from_proto(request->options(), "MeasureRequest.options");
   if (!mo.ok()) return invalid(mo.status().message());
   RunnerOptions ro;
@@ -253,12 +296,31 @@ Status run_runner(RunnerServerOptions o) {
     if (ec) o.service.scratch_parent = "/tmp";
   }
 
+  std::shared_ptr<v1::Tracker::Stub> tracker =
+      v1::Tracker::NewStub(grpc::CreateChannel(o.tracker, client_creds));
+  auto deadline = [](double s) {
+    return std::chrono::system_clock::now() +
+           std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+  };
+  o.service.check_lease = [tracker, runner_id = o.name, deadline](const std::string& lease_id,
+                                                                  double* seconds_left) {
+    v1::CheckLeaseRequest request;
+    request.set_lease_id(lease_id);
+    request.set_runner_id(runner_id);
+    v1::Lease lease;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline(30));  // a loaded tracker is slow, not a reason to refuse
+    grpc::Status s = tracker->CheckLease(&ctx, request, &lease);
+    *seconds_left = lease.seconds_left();
+    return s;
+  };
+
   RunnerService service(o.service);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(o.listen, server_creds, &port);
   builder.RegisterService(&service);
-  builder.SetMaxReceiveMessageSize(512 << 20);
+  builder.SetMaxReceiveMessageSize(farm::transport_limit(farm::kMaxRunnerRequestBytes));
   // Clients ping every few seconds to notice a cut network during a long Measure call.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 4000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
@@ -279,21 +341,30 @@ Status run_runner(RunnerServerOptions o) {
   caps.cores = o.service.cores;
   caps.kiln_version = o.kiln_version;
   *registration.mutable_capabilities() = farm::to_proto(caps);
-  auto tracker = v1::Tracker::NewStub(grpc::CreateChannel(o.tracker, client_creds));
-  auto deadline = [](double s) {
-    return std::chrono::system_clock::now() +
-           std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
-  };
-  auto register_once = [&](v1::RegisterReply* reply) {
+  auto register_once = [&](v1::RegisterReply* reply, double wait_s) {
     grpc::ClientContext ctx;
-    ctx.set_deadline(deadline(5));
+    ctx.set_deadline(deadline(wait_s));
+    ctx.set_wait_for_ready(true);  // a tracker still starting is waited for, not an error
     return tracker->Register(&ctx, registration, reply);
   };
   v1::RegisterReply registered;
-  grpc::Status r = register_once(&registered);
-  if (!r.ok()) {
-    server->Shutdown();
-    return IoError("cannot register with the tracker at " + o.tracker + ": " + r.error_message());
+  const auto give_up = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(static_cast<int64_t>(o.register_wait_s * 1000));
+  while (true) {
+    const double left_s =
+        std::chrono::duration<double>(give_up - std::chrono::steady_clock::now()).count();
+    grpc::Status r = register_once(&registered, std::clamp(left_s, 0.1, 10.0));
+    if (r.ok()) break;
+    // Refusals (a bad key, wrong credentials) do not go away by waiting.
+    const bool transient = r.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                           r.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+    if (!transient || std::chrono::steady_clock::now() >= give_up) {
+      server->Shutdown();
+      return IoError("cannot register with the tracker at " + o.tracker + ": " + r.error_message());
+    }
+    std::fprintf(stderr, "kiln runner: registering with %s: %s; trying again\n", o.tracker.c_str(),
+                 r.error_message().c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   std::printf("kiln runner %s listening on %s, registered with %s as %s\n", o.name.c_str(),
               address.c_str(), o.tracker.c_str(), o.key.c_str());
@@ -316,7 +387,7 @@ Status run_runner(RunnerServerOptions o) {
       if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
         // The tracker restarted or forgot us: register again.
         v1::RegisterReply again;
-        if (register_once(&again).ok()) registered = again;
+        if (register_once(&again, 5).ok()) registered = again;
       } else if (!s.ok()) {
         std::fprintf(stderr, "kiln runner: heartbeat to %s failed: %s\n", o.tracker.c_str(),
                      s.error_message().c_str());

@@ -10,8 +10,15 @@
 // otherwise the whole request is PERMISSION_DENIED and nothing is loaded. Artifacts are cached by
 // digest: MissingArtifacts tells a client which to upload; an item may then leave its artifact
 // empty. A malformed request is INVALID_ARGUMENT naming the field.
+//
+// Only the holder of this runner's lease may use it: a Measure request must carry a lease id that
+// the tracker confirms is held on this runner (Tracker.CheckLease); a missing one is
+// INVALID_ARGUMENT, one the tracker does not confirm PERMISSION_DENIED (nothing is loaded), and
+// UNAVAILABLE when the tracker cannot be asked. A confirmed lease is trusted for
+// kLeaseRecheckS, then asked about again, so a lease released or expired stops working soon.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -29,8 +36,15 @@
 
 namespace kiln::runner {
 
+// Asks the tracker whether `lease_id` is held on this runner now: OK with the seconds it has
+// left, NOT_FOUND when it is not, another code when the tracker could not be asked.
+using LeaseChecker = std::function<grpc::Status(const std::string& lease_id, double* seconds_left)>;
+
+constexpr double kLeaseRecheckS = 5;
+
 struct RunnerServiceOptions {
   std::string signing_key;          // the farm's key (farm/signing.h); required
+  LeaseChecker check_lease;         // required
   std::string worker_binary;        // the kiln binary, exec'd as "measure-worker"
   uint64_t max_memory_bytes = 0;    // per measurement child (RLIMIT_AS); 0: none
   double max_cpu_s_per_config = 0;  // per config and kernel thread (RLIMIT_CPU); 0: none
@@ -50,6 +64,8 @@ class RunnerService final : public v1::Runner::Service {
                                 v1::ArtifactQueryReply* reply) override;
 
  private:
+  // OK when the request's lease is held on this runner (see the file comment).
+  grpc::Status check_lease(const std::string& lease_id);
   bool cached(const std::string& digest);
   void cache(const std::string& digest, const std::string& bytes);
   LocalRunner& local_runner(const RunnerOptions& options);  // on the measuring thread only
@@ -71,6 +87,9 @@ class RunnerService final : public v1::Runner::Service {
   bool stopping_ = false;
   std::thread measurer_;  // last member: started once the others exist
 
+  std::mutex lease_mu_;
+  std::map<std::string, std::chrono::steady_clock::time_point> confirmed_leases_;  // trusted until
+
   std::mutex cache_mu_;
   std::map<std::string, std::string> artifacts_;  // by digest
   std::deque<std::string> cache_order_;           // oldest first, for eviction
@@ -85,7 +104,10 @@ struct RunnerServerOptions {
   farm::ClientAuth auth;               // to the tracker; auth.certs_dir also secures the server
   std::string signing_key_file;        // empty: CERTS/token, else the --token-file
   std::string kiln_version;
-  RunnerServiceOptions service;  // signing_key is read from signing_key_file
+  // How long to keep trying to register at start (a tracker starting at the same time, or slow
+  // to answer on a loaded machine), each failure reported on stderr.
+  double register_wait_s = 60;
+  RunnerServiceOptions service;  // signing_key is read from signing_key_file; check_lease is set
 };
 
 // Serves until SIGINT or SIGTERM (REQUIRES both blocked in every thread, as run_tracker). Prints

@@ -3,14 +3,11 @@
 // through the real gRPC API, send heartbeats, lease, report failures until a quarantine, and read
 // `kiln farm status --json`. Unauthenticated clients are refused; so is a non-loopback address
 // without TLS unless --insecure.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,10 +18,9 @@
 
 #include "farm/security.h"
 #include "proto/kiln.grpc.pb.h"
+#include "tests/farm/child_process.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
-
-extern char** environ;
 
 namespace kiln::farm {
 namespace {
@@ -33,73 +29,30 @@ using kiln::testing::run_kiln;
 using kiln::testing::TempDir;
 using ::testing::HasSubstr;
 
-// A `kiln tracker` child process; its stdout and stderr go to a pipe read up to the line that
-// says where it listens. SIGTERM and reaped at the end.
-class TrackerProcess {
+// A `kiln tracker` child process, read up to the line that says where it listens (or EOF, when
+// the tracker refused to start).
+class TrackerProcess : public testing::ChildProcess {
  public:
-  explicit TrackerProcess(const std::vector<std::string>& args) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    std::vector<std::string> argv_s = {KILN_BINARY, "tracker"};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, KILN_BINARY, &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    out_fd_ = fds[0];
-    // Read until the "listening on" line or EOF (the tracker refused to start).
-    char c;
-    std::string line;
-    while (read(out_fd_, &c, 1) == 1) {
-      output_ += c;
-      if (c != '\n') continue;
-      const std::string ready = "kiln tracker listening on ";
-      size_t at = output_.find(ready);
-      if (at != std::string::npos) {
-        std::string rest = output_.substr(at + ready.size());
-        address_ = rest.substr(0, rest.find(' '));
-        break;
-      }
-    }
+  explicit TrackerProcess(const std::vector<std::string>& args)
+      : ChildProcess(KILN_BINARY, with_command(args), "kiln tracker listening on ") {}
+  // "HOST:PORT" as the tracker printed it, empty if it did not start.
+  std::string address() const {
+    const std::string ready = "kiln tracker listening on ";
+    if (line().size() <= ready.size()) return "";
+    std::string rest = line().substr(ready.size());
+    return rest.substr(0, rest.find(' '));
   }
-  ~TrackerProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status;
-      waitpid(pid_, &status, 0);
-    }
-    if (out_fd_ >= 0) close(out_fd_);
-  }
-  // "127.0.0.1:PORT", empty if the tracker did not start.
-  const std::string& address() const { return address_; }
-  const std::string& output() const { return output_; }
   // SIGTERM, then the rest of its output.
   void stop() {
-    if (pid_ > 0) kill(pid_, SIGTERM);
+    signal(SIGTERM);
     wait_exit();
-  }
-  // Waits for the process to exit on its own; its exit code (-1 if killed by a signal).
-  int wait_exit() {
-    char buf[256];
-    ssize_t n;
-    while ((n = read(out_fd_, buf, sizeof buf)) > 0) output_.append(buf, n);
-    int status;
-    if (waitpid(pid_, &status, 0) != pid_) return -1;
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
  private:
-  pid_t pid_ = -1;
-  int out_fd_ = -1;
-  std::string output_;
-  std::string address_;
+  static std::vector<std::string> with_command(std::vector<std::string> args) {
+    args.insert(args.begin(), "tracker");
+    return args;
+  }
 };
 
 std::unique_ptr<v1::Tracker::Stub> stub(const std::string& address, const ClientAuth& auth) {

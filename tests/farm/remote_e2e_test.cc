@@ -26,175 +26,51 @@
 #include "farm/security.h"
 #include "farm/signing.h"
 #include "proto/kiln.grpc.pb.h"
+#include "tests/farm/farm_fixture.h"
 #include "tests/run_kiln.h"
-#include "tests/temp_dir.h"
-
-extern char** environ;
 
 namespace kiln::farm {
 namespace {
 
 using kiln::testing::run_kiln;
-using kiln::testing::TempDir;
 using ::testing::HasSubstr;
 
-// A kiln child process (`kiln ARGS`) whose stdout and stderr go to a pipe; the constructor reads
-// up to the line holding `ready` (or EOF). SIGTERM and reaped at the end.
-class KilnProcess {
- public:
-  KilnProcess(const std::vector<std::string>& args, const std::string& ready) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    std::vector<std::string> argv_s = {KILN_BINARY};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, KILN_BINARY, &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    out_fd_ = fds[0];
-    if (ready.empty()) return;
-    char c;
-    while (read(out_fd_, &c, 1) == 1) {
-      output_ += c;
-      if (c != '\n') continue;
-      size_t at = output_.find(ready);
-      if (at != std::string::npos) {
-        line_ = output_.substr(at, output_.find('\n', at) - at);
-        break;
-      }
-    }
-  }
-  ~KilnProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status;
-      waitpid(pid_, &status, 0);
-    }
-    if (out_fd_ >= 0) close(out_fd_);
-  }
-  const std::string& line() const { return line_; }  // the ready line, empty if never seen
-  // The first "127.0.0.1:PORT" of the ready line.
-  std::string address() const {
-    size_t at = line_.find("127.0.0.1:");
-    if (at == std::string::npos) return "";
-    size_t end = line_.find_first_not_of("0123456789", at + 10);
-    return line_.substr(at, end - at);
-  }
-  pid_t pid() const { return pid_; }
-  bool running() const {
-    int status;
-    return pid_ > 0 && waitpid(pid_, &status, WNOHANG) == 0;
-  }
-  void kill_now() {
-    kill(pid_, SIGKILL);
-    int status;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  // Waits for the process to exit; its exit code (-1 if killed by a signal).
-  int wait_exit() {
-    char buf[256];
-    ssize_t n;
-    while ((n = read(out_fd_, buf, sizeof buf)) > 0) output_.append(buf, n);
-    int status;
-    if (waitpid(pid_, &status, 0) != pid_) return -1;
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  const std::string& output() const { return output_; }
+using testing::FarmFixture;
+using testing::KilnProcess;
+using testing::Record;
+using testing::records;
 
- private:
-  pid_t pid_ = -1;
-  int out_fd_ = -1;
-  std::string output_;
-  std::string line_;
-};
-
-struct Record {
-  int64_t config_index;
-  int error_no;
-  std::string message;
-  bool runner_lost;
-};
-
-std::vector<Record> records(const std::string& db) {
-  std::vector<Record> out;
-  sqlite3* h = nullptr;
-  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    ADD_FAILURE() << "cannot open " << db;
-    sqlite3_close(h);
-    return out;
-  }
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(h, "SELECT config_index, error_no, error_msg, runner_lost FROM records", -1,
-                     &st, nullptr);
-  while (st && sqlite3_step(st) == SQLITE_ROW) {
-    const char* msg = reinterpret_cast<const char*>(sqlite3_column_text(st, 2));
-    out.push_back({sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), msg ? msg : "",
-                   sqlite3_column_int(st, 3) != 0});
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(h);
-  return out;
-}
-
-class RemoteFarm : public ::testing::Test {
+class RemoteFarm : public FarmFixture {
  protected:
-  void SetUp() override {
-    kiln::testing::CommandResult init = run_kiln("certs init " + certs_);
-    ASSERT_EQ(init.exit_code, 0) << init.output;
-    tracker_ = std::make_unique<KilnProcess>(
-        std::vector<std::string>{"tracker", "--listen", "127.0.0.1:0", "--certs", certs_},
-        "kiln tracker listening on ");
-    ASSERT_FALSE(tracker_->address().empty()) << tracker_->output();
-  }
-  std::unique_ptr<KilnProcess> start_runner(const std::string& name,
-                                            std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"runner", "--tracker", tracker_->address(), "--key", "k1",
-                                     "--name", name,        "--certs",           certs_};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto p = std::make_unique<KilnProcess>(args, "kiln runner " + name + " listening on ");
-    EXPECT_FALSE(p->address().empty()) << p->output();
-    return p;
-  }
-  std::string tune_args(const std::string& db) const {
-    return std::string("tune --template dense_pack.x86 --number 1 --repeat 1 --seed 5 ") +
-           "--tuner random --n-parallel 8 --db " + db + " --tracker " + tracker_->address() +
-           " --key k1 --certs " + certs_ + " ";
-  }
-  nlohmann::json status() {
-    kiln::testing::CommandResult r =
-        run_kiln("farm status --json --tracker " + tracker_->address() + " --certs " + certs_);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    return nlohmann::json::parse(r.output, nullptr, false);
-  }
-  int64_t trials_of(const std::string& runner) {
-    const nlohmann::json s = status();
-    for (const auto& k : s["keys"]) {
-      for (const auto& r : k["runners"]) {
-        if (r["id"] == runner) return r["trials"].get<int64_t>();
-      }
+  // A lease on runner `name` from the tracker, as a client gets one (waits for it up to 60 s).
+  v1::Lease lease_on(const std::string& name) {
+    Result<std::shared_ptr<grpc::ChannelCredentials>> creds =
+        client_credentials({certs_, "", false});
+    EXPECT_TRUE(creds.ok()) << creds.status().message();
+    auto tracker = v1::Tracker::NewStub(grpc::CreateChannel(tracker_->address(), *creds));
+    v1::Lease lease;
+    for (int attempt = 0; attempt < 20 && lease.runner().runner_id() != name; ++attempt) {
+      v1::LeaseRequest request;
+      request.set_key("k1");
+      request.set_lease_seconds(600);
+      request.set_wait_seconds(60);
+      request.set_client("remote_e2e_test");
+      grpc::ClientContext ctx;
+      grpc::Status s = tracker->RequestRunner(&ctx, request, &lease);
+      EXPECT_TRUE(s.ok()) << s.error_message();
     }
-    return -1;
+    EXPECT_EQ(lease.runner().runner_id(), name);
+    return lease;
   }
-
-  TempDir dir_{"kiln-remote"};
-  std::string certs_ = dir_.file("certs");
-  std::unique_ptr<KilnProcess> tracker_;
 };
 
 TEST_F(RemoteFarm, SmallDenseTuneOnTwoRunnersRecordsEveryTrialOnceAndCorrect) {
   auto r1 = start_runner("r1");
   auto r2 = start_runner("r2");
+  ASSERT_TRUE(r1 && r2);
   std::string db = dir_.file("t.db");
   kiln::testing::CommandResult tune =
-      run_kiln(tune_args(db) + "--workload dense:M=32,N=64,K=32 --trials 24 --cooldown-interval 0");
+      run_kiln(joined(tune_args(db, "dense:M=32,N=64,K=32", 24, /*cooldown_s=*/0)));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   std::vector<Record> rs = records(db);
   ASSERT_EQ(rs.size(), 24u) << tune.output;
@@ -214,42 +90,14 @@ TEST_F(RemoteFarm, SmallDenseTuneOnTwoRunnersRecordsEveryTrialOnceAndCorrect) {
 TEST_F(RemoteFarm, RunnerKilledMidBatchLeavesEachConfigRecordedExactlyOnce) {
   auto r1 = start_runner("r1");
   auto r2 = start_runner("r2");
+  ASSERT_TRUE(r1 && r2);
   std::string db = dir_.file("k.db");
   // 0.25 s of cooldown per config: a chunk of 4 takes about a second on a runner.
-  std::vector<std::string> args = {"tune",
-                                   "--template",
-                                   "dense_pack.x86",
-                                   "--workload",
-                                   "dense:M=32,N=64,K=32",
-                                   "--number",
-                                   "1",
-                                   "--repeat",
-                                   "1",
-                                   "--seed",
-                                   "6",
-                                   "--tuner",
-                                   "random",
-                                   "--n-parallel",
-                                   "8",
-                                   "--trials",
-                                   "32",
-                                   "--cooldown-interval",
-                                   "0.25",
-                                   "--db",
-                                   db,
-                                   "--tracker",
-                                   tracker_->address(),
-                                   "--key",
-                                   "k1",
-                                   "--certs",
-                                   certs_};
+  std::vector<std::string> args =
+      tune_args(db, "dense:M=32,N=64,K=32", 32, /*cooldown_s=*/0.25, /*n_parallel=*/8, /*seed=*/6);
   KilnProcess tune(args, "");
   // Kill r1 while it measures: once it has reported some trials, mid-run.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (trials_of("r1") <= 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_GT(trials_of("r1"), 0);
+  ASSERT_TRUE(testing::wait_until(120, [&] { return trials_of("r1") > 0; })) << status();
   ASSERT_TRUE(tune.running()) << "the tune finished before the kill";
   r1->kill_now();
   ASSERT_EQ(tune.wait_exit(), 0) << tune.output();
@@ -301,6 +149,8 @@ v1::MeasureItem item_with_artifact(const std::string& artifact) {
 
 TEST_F(RemoteFarm, UnsignedWronglySignedOrTamperedArtifactsArePermissionDenied) {
   auto r1 = start_runner("r1");
+  ASSERT_TRUE(r1);
+  const v1::Lease lease = lease_on("r1");
   Result<std::shared_ptr<grpc::ChannelCredentials>> creds = client_credentials({certs_, "", false});
   ASSERT_TRUE(creds.ok()) << creds.status().message();
   auto runner = v1::Runner::NewStub(grpc::CreateChannel(r1->address(), *creds));
@@ -312,6 +162,7 @@ TEST_F(RemoteFarm, UnsignedWronglySignedOrTamperedArtifactsArePermissionDenied) 
       "ELF not really a kernel";
   auto measure = [&](const v1::MeasureItem& item, v1::MeasureReply* reply) {
     v1::MeasureRequest request;
+    request.set_lease_id(lease.lease_id());
     request.mutable_options()->set_number(1);
     request.mutable_options()->set_repeat(1);
     request.mutable_options()->set_tolerance(1e-4);
@@ -360,6 +211,7 @@ TEST_F(RemoteFarm, UnsignedWronglySignedOrTamperedArtifactsArePermissionDenied) 
 
   // A malformed request names the field.
   v1::MeasureRequest request;
+  request.set_lease_id(lease.lease_id());
   request.mutable_options()->set_number(0);
   *request.add_items() = good;
   grpc::ClientContext ctx;
@@ -374,10 +226,11 @@ TEST_F(RemoteFarm, ChildOverItsAddressSpaceLimitIsAResultNotADeadRunner) {
   GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit this test sets";
 #else
   auto r1 = start_runner("r1", {"--max-memory-mb", "8000"});
+  ASSERT_TRUE(r1);
   // 16 GiB of tensors under an 8000 MiB address-space limit.
   std::string db = dir_.file("oom.db");
-  kiln::testing::CommandResult tune = run_kiln(
-      tune_args(db) + "--workload dense:M=65536,N=65536,K=16 --trials 1 --cooldown-interval 0");
+  kiln::testing::CommandResult tune =
+      run_kiln(joined(tune_args(db, "dense:M=65536,N=65536,K=16", 1, /*cooldown_s=*/0)));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   std::vector<Record> rs = records(db);
   ASSERT_EQ(rs.size(), 1u) << tune.output;
@@ -387,8 +240,7 @@ TEST_F(RemoteFarm, ChildOverItsAddressSpaceLimitIsAResultNotADeadRunner) {
   // The runner lives and measures the next task.
   ASSERT_TRUE(r1->running());
   std::string db2 = dir_.file("small.db");
-  tune =
-      run_kiln(tune_args(db2) + "--workload dense:M=32,N=64,K=32 --trials 4 --cooldown-interval 0");
+  tune = run_kiln(joined(tune_args(db2, "dense:M=32,N=64,K=32", 4, /*cooldown_s=*/0)));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   rs = records(db2);
   ASSERT_EQ(rs.size(), 4u);
@@ -398,14 +250,15 @@ TEST_F(RemoteFarm, ChildOverItsAddressSpaceLimitIsAResultNotADeadRunner) {
 
 TEST_F(RemoteFarm, RemoteBuildersBuildTheTuneAndADeadBuilderIsDropped) {
   auto r1 = start_runner("r1");
+  ASSERT_TRUE(r1);
   KilnProcess b1({"builder", "--listen", "127.0.0.1:0", "--certs", certs_},
                  "kiln builder listening on ");
   ASSERT_FALSE(b1.address().empty()) << b1.output();
   // 127.0.0.1:1 refuses connections: its share of each batch is built by b1.
   std::string db = dir_.file("b.db");
   kiln::testing::CommandResult tune =
-      run_kiln(tune_args(db) + "--workload dense:M=32,N=64,K=32 --trials 16 " +
-               "--cooldown-interval 0 --builders " + b1.address() + ",127.0.0.1:1");
+      run_kiln(joined(tune_args(db, "dense:M=32,N=64,K=32", 16, /*cooldown_s=*/0)) + "--builders " +
+               b1.address() + ",127.0.0.1:1");
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   std::vector<Record> rs = records(db);
   ASSERT_EQ(rs.size(), 16u) << tune.output;

@@ -1,5 +1,6 @@
 // The tracker's logic (farm/tracker.h) on a clock the test moves: registration, leases and their
-// time limits, the per-key queue (priority, then FIFO), heartbeats and quarantine.
+// time limits, the per-key queue (priority, then FIFO), heartbeats and quarantine, the removal of
+// silent runners, and the lease check a runner makes.
 #include "farm/tracker.h"
 
 #include <gmock/gmock.h>
@@ -37,6 +38,7 @@ class TrackerTest : public ::testing::Test {
     o.max_consecutive_faults = 3;
     o.quarantine_s = 100;
     o.max_lease_s = 600;
+    o.forget_after_s = 300;
     return o;
   }
 
@@ -250,6 +252,51 @@ TEST_F(TrackerTest, AGrantLostBeforeItIsTakenIsQueuedAgain) {
   std::optional<LeaseGrant> g = tracker_.take_grant(t);     // ...and the request gets it again
   ASSERT_TRUE(g.has_value());
   EXPECT_TRUE(tracker_.has_lease(g->lease_id));
+}
+
+TEST_F(TrackerTest, SilentRunnerIsQuarantinedThenRemovedAndItsLeaseEnds) {
+  ASSERT_TRUE(tracker_.register_runner(caps("a")).ok());
+  ASSERT_TRUE(tracker_.register_runner(caps("b")).ok());
+  LeaseGrant g = lease_now();
+  const std::string silent = g.runner_id;
+  const std::string alive = silent == "a" ? "b" : "a";
+  for (int i = 0; i < 31; ++i) {  // 310 s: past the heartbeat timeout and the removal
+    env_.advance(10);
+    tracker_.heartbeat(alive);
+    if (i == 3) {
+      EXPECT_EQ(runner(tracker_.status(), silent).state, RunnerState::kQuarantined);
+    }
+  }
+  FarmReport s = tracker_.status();
+  ASSERT_EQ(s.runners.size(), 1u);
+  EXPECT_EQ(s.runners[0].runner_id, alive);
+  EXPECT_FALSE(tracker_.has_runner(silent));
+  EXPECT_FALSE(tracker_.has_lease(g.lease_id));
+  EXPECT_THAT(lines_.back(),
+              HasSubstr("runner " + silent + " (key znver5-2c) removed: no heartbeat"));
+  // Heard from again, it registers anew, free.
+  ASSERT_TRUE(tracker_.register_runner(caps(silent)).ok());
+  EXPECT_EQ(runner(tracker_.status(), silent).state, RunnerState::kFree);
+}
+
+TEST_F(TrackerTest, HeldLeaseIsTheLeaseOnThatRunnerOnly) {
+  ASSERT_TRUE(tracker_.register_runner(caps("a")).ok());
+  ASSERT_TRUE(tracker_.register_runner(caps("b")).ok());
+  LeaseGrant g = lease_now("znver5-2c", 60);
+  const std::string other = g.runner_id == "a" ? "b" : "a";
+  std::optional<LeaseGrant> held = tracker_.held_lease(g.lease_id, g.runner_id);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(held->runner_id, g.runner_id);
+  EXPECT_NEAR(held->seconds_left, 60, 1);
+  EXPECT_FALSE(tracker_.held_lease(g.lease_id, other).has_value());
+  EXPECT_FALSE(tracker_.held_lease("lease-0-0000000000000000", g.runner_id).has_value());
+  env_.advance(61);  // expired
+  tracker_.heartbeat("a");
+  tracker_.heartbeat("b");
+  EXPECT_FALSE(tracker_.held_lease(g.lease_id, g.runner_id).has_value());
+  LeaseGrant h = lease_now();
+  tracker_.release(h.lease_id);  // released
+  EXPECT_FALSE(tracker_.held_lease(h.lease_id, h.runner_id).has_value());
 }
 
 }  // namespace
