@@ -33,6 +33,12 @@ void initialize_llvm() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
+    // Cross-compilation for the farm's ARM boards (`-mtriple=aarch64-linux-gnu`); the host's own
+    // target is initialized above whatever it is (llvm/Support/TargetSelect.h declares both).
+    LLVMInitializeAArch64TargetInfo();
+    LLVMInitializeAArch64Target();
+    LLVMInitializeAArch64TargetMC();
+    LLVMInitializeAArch64AsmPrinter();
     // Dead-store elimination walks up to 90 MemorySSA definitions per store by default; over the
     // hundreds of stores of an unrolled write-back that quadratic walk took 40 % of O3. The
     // templates' dead stores are next to their killers (and codegen drops most of them itself),

@@ -111,8 +111,13 @@ Result<Target> parse_target(std::string_view text) {
                              "' (expected -mcpu=, -mattr=, -mtriple=)");
     }
   }
+  // Another machine's triple without -mcpu means that architecture's generic CPU.
+  if (t.explicit_triple && !cpu_given) t.cpu = "generic";
   // A CPU other than the host's implies that CPU's own features, not the host's.
-  if (cpu_given && !t.explicit_features && t.cpu != llvm::sys::getHostCPUName()) t.features.clear();
+  if ((cpu_given || t.explicit_triple) && !t.explicit_features &&
+      t.cpu != llvm::sys::getHostCPUName()) {
+    t.features.clear();
+  }
   KILN_RETURN_IF_ERROR(validate(t, text));
   return t;
 }

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "builder/target.h"
+#include "runtime/elf_machine.h"
 #include "common/sha256.h"
 #include "farm/convert.h"
 #include "farm/message_size.h"
@@ -198,6 +199,14 @@ grpc::Status RunnerService::Measure(grpc::ServerContext* context, const v1::Meas
     }
     Result<BuildResult> b = farm::from_proto(wire_build, field + ".build");
     if (!b.ok()) return invalid(b.status().message());
+    if (b->error == MeasureError::kNoError && !fixed[i]) {
+      // A cross-compiled artifact (an aarch64 kernel sent to this x86-64 runner): refused before
+      // any child loads it, with the reason recorded against the config.
+      if (Status runs = check_runs_here(b->shared_object, b->artifact_sha256); !runs.ok()) {
+        fixed[i] = MeasureResult::failure(MeasureError::kRuntimeDevice,
+                                          "this runner cannot run it: " + runs.message());
+      }
+    }
     if (b->error == MeasureError::kNoError && b->verify_digest().ok()) {
       cache(b->artifact_sha256, b->shared_object);
     }

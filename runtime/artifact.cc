@@ -11,6 +11,8 @@
 #include <sstream>
 #include <utility>
 
+#include "runtime/elf_machine.h"
+
 namespace kiln {
 namespace {
 
@@ -57,6 +59,7 @@ Result<std::unique_ptr<Artifact>> Artifact::load_from_bytes(std::string_view so_
   if (so_bytes.empty()) {
     return InvalidArgument("artifact '" + label + "': no bytes to load");
   }
+  KILN_RETURN_IF_ERROR(check_runs_here(so_bytes, label));
   const std::string name = label.substr(0, kMaxMemfdName);
   int fd = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return IoError("artifact '" + label + "': memfd_create: " + ErrnoText());

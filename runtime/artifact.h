@@ -20,7 +20,8 @@ class Artifact {
   // fail here rather than mid-measurement, and two artifacts exporting the same stage names do
   // not interfere. `label` names the artifact in error messages and in /proc/self/maps
   // ("/memfd:<label>"). Errors: kInvalidArgument for empty bytes, kIo if the memfd cannot be
-  // created or written, kRuntime if the dynamic loader rejects the bytes (its message included).
+  // created or written, kRuntime if the bytes are not a shared object of this machine's
+  // architecture (runtime/elf_machine.h) or the dynamic loader rejects them (its message included).
   // Loading runs the object's static constructors: only load bytes you trust.
   static Result<std::unique_ptr<Artifact>> load_from_bytes(std::string_view so_bytes,
                                                            std::string label);

@@ -160,6 +160,26 @@ TEST_F(FarmAcceptance, RunnerWhoseMeasurementsFailIsQuarantinedAndTheTuneCarries
   EXPECT_TRUE(r3->running());
 }
 
+// Cross-compiled kernels reach a runner of another architecture (a client that named the wrong
+// key): each config is recorded with the reason, nothing is loaded, and the runner is not blamed.
+TEST_F(FarmAcceptance, RunnerRefusesArtifactsOfAnotherArchitectureWithTheReason) {
+  auto r1 = start_runner("r1");
+  ASSERT_TRUE(r1);
+  const std::string db = dir_.file("arm.db");
+  std::vector<std::string> args = tune_args(db, "dense:M=8,N=32,K=16", 6, 0);
+  args.insert(args.end(), {"--target", "'llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72'"});
+  kiln::testing::CommandResult tune = kiln::testing::run_kiln(joined(args));
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  std::vector<Record> rs = records(db);
+  ASSERT_EQ(rs.size(), 6u) << tune.output;
+  for (const Record& r : rs) {
+    EXPECT_EQ(r.error_no, 4) << r.message;  // RUNTIME_DEVICE
+    EXPECT_THAT(r.message, HasSubstr("this runner cannot run it"));
+    EXPECT_THAT(r.message, HasSubstr("code for aarch64; this machine runs x86_64"));
+  }
+  EXPECT_EQ(state_of("r1"), "free") << status();
+}
+
 TEST_F(FarmAcceptance, MeasureNeedsTheLeaseTheTrackerGrantedOnThatRunner) {
   auto r1 = start_runner("r1");
   auto r2 = start_runner("r2");
