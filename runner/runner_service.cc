@@ -14,11 +14,11 @@
 #include <thread>
 
 #include "builder/target.h"
-#include "runtime/elf_machine.h"
 #include "common/sha256.h"
 #include "farm/convert.h"
 #include "farm/message_size.h"
 #include "farm/signing.h"
+#include "runtime/elf_machine.h"
 
 namespace kiln::runner {
 
