@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grpc/grpc_security_constants.h>
 #include <grpcpp/security/auth_metadata_processor.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
@@ -19,6 +20,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "common/check.h"
 
 namespace kiln::farm {
 
@@ -177,16 +180,38 @@ Result<std::string> read_token(const std::string& path) {
 
 // Accepts a call whose peer presented a client certificate the farm CA signed (TLS verified
 // it: the peer is authenticated), or that carries "authorization: Bearer <token>".
+// Parses PEM text into a certificate (null if it is none).
+Cert parse_cert(std::string_view pem) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), pem.size()), BIO_free);
+  return Cert(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+}
+
+// Authenticates every call: by a client certificate that the farm's CA signed, else by the bearer
+// token. The TLS layer asks for a client certificate without verifying it, so that a certificate
+// of another CA reaches this check and is answered UNAUTHENTICATED (a failed handshake would show
+// the client only UNAVAILABLE, as if the server were down).
 class TokenOrCertProcessor final : public grpc::AuthMetadataProcessor {
  public:
-  explicit TokenOrCertProcessor(std::string token) : expected_("Bearer " + std::move(token)) {}
+  TokenOrCertProcessor(X509* ca, std::string token)
+      : store_(X509_STORE_new(), X509_STORE_free), expected_("Bearer " + std::move(token)) {
+    KILN_CHECK(store_ && X509_STORE_add_cert(store_.get(), ca) == 1)
+        << "cannot hold the farm CA: " << openssl_errors();
+  }
 
   bool IsBlocking() const override { return false; }
 
   grpc::Status Process(const InputMetadata& auth_metadata, grpc::AuthContext* context,
                        OutputMetadata* consumed_auth_metadata,
                        OutputMetadata* /*response_metadata*/) override {
-    if (context->IsPeerAuthenticated()) return grpc::Status::OK;
+    std::vector<grpc::string_ref> certs =
+        context->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+    if (!certs.empty()) {
+      if (signed_by_farm_ca(std::string_view(certs[0].data(), certs[0].size()))) {
+        return grpc::Status::OK;
+      }
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "the client certificate is not signed by this farm's CA");
+    }
     auto it = auth_metadata.find("authorization");
     if (it == auth_metadata.end()) {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
@@ -202,6 +227,20 @@ class TokenOrCertProcessor final : public grpc::AuthMetadataProcessor {
   }
 
  private:
+  // The chain check of a TLS client: the CA's signature, validity dates, and the client purpose
+  // (a server certificate of the farm is not a client's).
+  bool signed_by_farm_ca(std::string_view pem) const {
+    Cert cert = parse_cert(pem);
+    if (!cert) return false;
+    std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)> ctx(X509_STORE_CTX_new(),
+                                                                        X509_STORE_CTX_free);
+    if (!ctx || X509_STORE_CTX_init(ctx.get(), store_.get(), cert.get(), nullptr) != 1)
+      return false;
+    X509_STORE_CTX_set_purpose(ctx.get(), X509_PURPOSE_SSL_CLIENT);
+    return X509_verify_cert(ctx.get()) == 1;
+  }
+
+  std::unique_ptr<X509_STORE, decltype(&X509_STORE_free)> store_;
   std::string expected_;  // empty: tokens are not accepted (no token file)
 };
 
@@ -290,11 +329,14 @@ Result<std::shared_ptr<grpc::ServerCredentials>> server_credentials(const std::s
   if (std::filesystem::exists(f.token, ec)) {
     KILN_ASSIGN_OR_RETURN(token, read_token(f.token));
   }
-  grpc::SslServerCredentialsOptions options(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  Cert ca_cert = parse_cert(ca);
+  if (!ca_cert) return InvalidArgument(f.ca_pem + ": not a PEM certificate");
+  // Client certificates are verified by TokenOrCertProcessor, not in the handshake (see there).
+  grpc::SslServerCredentialsOptions options(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
   options.pem_root_certs = ca;
   options.pem_key_cert_pairs.push_back({key, cert});
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::SslServerCredentials(options);
-  creds->SetAuthMetadataProcessor(std::make_shared<TokenOrCertProcessor>(token));
+  creds->SetAuthMetadataProcessor(std::make_shared<TokenOrCertProcessor>(ca_cert.get(), token));
   return creds;
 }
 

@@ -34,7 +34,8 @@ Status init_certs(const std::string& dir, const std::vector<std::string>& hosts 
 
 // Server credentials from a certs directory: TLS with the server certificate; a call is accepted
 // with a client certificate that the farm CA signed, or with the bearer token of DIR/token (when
-// that file exists). Errors name the missing or unreadable file.
+// that file exists). Anything else is UNAUTHENTICATED, a certificate of another CA included.
+// Errors name the missing or unreadable file.
 Result<std::shared_ptr<grpc::ServerCredentials>> server_credentials(const std::string& certs_dir);
 
 // How a client reaches a farm service.

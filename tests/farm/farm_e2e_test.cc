@@ -277,7 +277,26 @@ TEST(FarmEndToEnd, UnauthenticatedClientsAreRefused) {
   // Another farm's token.
   EXPECT_EQ(status_code(ClientAuth{ca_only.path(), other + "/token", false}),
             grpc::StatusCode::UNAUTHENTICATED);
-  // Another farm's CA and client certificate: the TLS handshake fails.
+  // A client certificate of another farm's CA, presented by a client that trusts this farm.
+  TempDir stranger("kiln_farm_stranger");
+  ASSERT_EQ(std::system(("cp " + certs + "/ca.pem " + other + "/client.pem " + other +
+                         "/client.key " + stranger.path())
+                            .c_str()),
+            0);
+  EXPECT_EQ(status_code(ClientAuth{stranger.path(), "", false}), grpc::StatusCode::UNAUTHENTICATED);
+  kiln::testing::CommandResult refused =
+      run_kiln("farm status --tracker " + tracker.address() + " --certs " + stranger.path());
+  EXPECT_THAT(refused.output, HasSubstr("the client certificate is not signed by this farm's CA"));
+  // The farm's own server certificate is not a client's.
+  TempDir server_as_client("kiln_farm_server_as_client");
+  ASSERT_EQ(std::system(("cp " + certs + "/ca.pem " + server_as_client.path() + " && cp " + certs +
+                         "/server.pem " + server_as_client.path() + "/client.pem && cp " + certs +
+                         "/server.key " + server_as_client.path() + "/client.key")
+                            .c_str()),
+            0);
+  EXPECT_EQ(status_code(ClientAuth{server_as_client.path(), "", false}),
+            grpc::StatusCode::UNAUTHENTICATED);
+  // Another farm's CA: this client does not trust the server, the TLS handshake fails.
   EXPECT_EQ(status_code(ClientAuth{other, "", false}), grpc::StatusCode::UNAVAILABLE);
   // Plaintext against a TLS server.
   EXPECT_EQ(status_code(ClientAuth{"", "", true}), grpc::StatusCode::UNAVAILABLE);
