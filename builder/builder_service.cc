@@ -15,7 +15,9 @@ namespace kiln::builder {
 BuilderService::BuilderService(int n_parallel, std::string worker_binary)
     : n_parallel_(n_parallel),
       worker_binary_(std::move(worker_binary)),
-      builder_([this] { build_loop(); }) {}
+      builder_([this] { build_loop(); }) {
+  check_unary("Build", &BuilderService::Build);
+}
 
 BuilderService::~BuilderService() {
   {

@@ -14,11 +14,12 @@
 
 #include "builder/build_pool.h"
 #include "exchange/space_cache.h"
+#include "farm/checked_unary.h"
 #include "proto/kiln.grpc.pb.h"
 
 namespace kiln::builder {
 
-class BuilderService final : public v1::Builder::Service {
+class BuilderService final : public farm::CheckedUnaryService<v1::Builder> {
  public:
   BuilderService(int n_parallel, std::string worker_binary);
   ~BuilderService() override;

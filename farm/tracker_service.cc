@@ -116,6 +116,14 @@ FarmReport from_proto(const v1::FarmStatus& p) {
 
 TrackerService::TrackerService(TrackerOptions options, Env* env, Tracker::Reporter reporter)
     : tracker_(options, env, std::move(reporter)) {
+  check_unary("Register", &TrackerService::Register);
+  check_unary("Heartbeat", &TrackerService::Heartbeat);
+  check_unary("RequestRunner", &TrackerService::RequestRunner);
+  check_unary("RenewLease", &TrackerService::RenewLease);
+  check_unary("ReleaseLease", &TrackerService::ReleaseLease);
+  check_unary("ReportResults", &TrackerService::ReportResults);
+  check_unary("Status", &TrackerService::Status);
+  check_unary("CheckLease", &TrackerService::CheckLease);
   ticker_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stopping_) {

@@ -11,12 +11,13 @@
 #include <string>
 #include <thread>
 
+#include "farm/checked_unary.h"
 #include "farm/tracker.h"
 #include "proto/kiln.grpc.pb.h"
 
 namespace kiln::farm {
 
-class TrackerService final : public v1::Tracker::Service {
+class TrackerService final : public CheckedUnaryService<v1::Tracker> {
  public:
   explicit TrackerService(TrackerOptions options = {}, Env* env = nullptr,
                           Tracker::Reporter reporter = {});

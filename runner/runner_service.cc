@@ -39,7 +39,10 @@ grpc::Status invalid(const std::string& message) {
 }  // namespace
 
 RunnerService::RunnerService(RunnerServiceOptions options)
-    : options_(std::move(options)), measurer_([this] { measure_loop(); }) {}
+    : options_(std::move(options)), measurer_([this] { measure_loop(); }) {
+  check_unary("Measure", &RunnerService::Measure);
+  check_unary("MissingArtifacts", &RunnerService::MissingArtifacts);
+}
 
 grpc::Status RunnerService::check_lease(const std::string& lease_id) {
   if (lease_id.empty()) {

@@ -30,6 +30,7 @@
 #include <thread>
 
 #include "exchange/space_cache.h"
+#include "farm/checked_unary.h"
 #include "farm/security.h"
 #include "proto/kiln.grpc.pb.h"
 #include "runner/local_runner.h"
@@ -53,7 +54,7 @@ struct RunnerServiceOptions {
   int cores = 1;  // kernel threads when the request asks for 0
 };
 
-class RunnerService final : public v1::Runner::Service {
+class RunnerService final : public farm::CheckedUnaryService<v1::Runner> {
  public:
   explicit RunnerService(RunnerServiceOptions options);
   ~RunnerService() override;  // finishes the measurement in progress, ends the runner process

@@ -228,6 +228,31 @@ TEST_F(FarmAcceptance, MeasureNeedsTheLeaseTheTrackerGrantedOnThatRunner) {
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
+// A unary call of `method` at `address` whose request bytes are no protobuf message.
+grpc::Status call_with_garbage(const std::string& address,
+                               const std::shared_ptr<grpc::ChannelCredentials>& creds,
+                               const std::string& method) {
+  grpc::GenericStub generic(grpc::CreateChannel(address, creds));
+  const std::string garbage = "\xff\xff\xff\xff\x0f not a protobuf message";
+  grpc::Slice slice(garbage);
+  grpc::ByteBuffer request(&slice, 1), response;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  grpc::Status s;
+  generic.UnaryCall(&ctx, method, grpc::StubOptions(), &request, &response, [&](grpc::Status st) {
+    std::lock_guard<std::mutex> lock(mu);
+    s = st;
+    done = true;
+    cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return done; });
+  return s;
+}
+
 TEST_F(FarmAcceptance, OversizedAndMalformedRequestsAreRefusedAndTheTrackerLives) {
   auto tracker = v1::Tracker::NewStub(grpc::CreateChannel(tracker_->address(), creds()));
   auto register_named = [&](const std::string& name) {
@@ -256,29 +281,20 @@ TEST_F(FarmAcceptance, OversizedAndMalformedRequestsAreRefusedAndTheTrackerLives
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
   EXPECT_THAT(s.error_message(), HasSubstr("RegisterRequest.capabilities.name"));
 
-  // Bytes that are no protobuf message at all: gRPC's own decoder refuses them, before any of
-  // kiln's code runs, with INTERNAL (grpcpp/impl/codegen/proto_utils.h); the tracker lives.
-  grpc::GenericStub generic(grpc::CreateChannel(tracker_->address(), creds()));
-  const std::string garbage = "\xff\xff\xff\xff\x0f not a RegisterRequest";
-  grpc::Slice slice(garbage);
-  grpc::ByteBuffer request(&slice, 1), response;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  generic.UnaryCall(&ctx, "/kiln.v1.Tracker/Register", grpc::StubOptions(), &request, &response,
-                    [&](grpc::Status st) {
-                      std::lock_guard<std::mutex> lock(mu);
-                      s = st;
-                      done = true;
-                      cv.notify_all();
-                    });
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return done; });
-  }
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL) << s.error_message();
+  // Bytes that are no protobuf message at all, to the tracker and to a runner: INVALID_ARGUMENT
+  // naming the method and the message (farm/checked_unary.h), and both serve on.
+  auto runner_process = start_runner("r1");
+  ASSERT_TRUE(runner_process);
+  s = call_with_garbage(tracker_->address(), creds(), "/kiln.v1.Tracker/Register");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_EQ(
+      s.error_message(),
+      "/kiln.v1.Tracker/Register: the request is not a valid kiln.v1.RegisterRequest message");
+  s = call_with_garbage(runner_process->address(), creds(), "/kiln.v1.Runner/Measure");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("not a valid kiln.v1.MeasureRequest message"));
+  EXPECT_TRUE(runner_process->running());
+  EXPECT_EQ(state_of("r1"), "free") << status();
 
   EXPECT_TRUE(tracker_->running());
   s = register_named("still-serving");
