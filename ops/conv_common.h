@@ -99,7 +99,7 @@ TiledShape tiled_shape(const Geometry& g, const Tiling& t);
 // The packed, zero-padded input: [n, c / ic_bn, h_pad, w_pad, ic_bn].
 ir::Buffer packed_data_buffer(const Geometry& g, const TiledShape& ts, int64_t ic_bn);
 // Stage body filling packed_data_buffer from `data`: NCHW, or NCHW{b}c when data is 5-D (a
-// producer's packed output; lane-contiguous copies when b == ic_bn).
+// producer's packed output, copied in contiguous runs of gcd(b, ic_bn) channels).
 ir::Stmt pack_data(const Geometry& g, int64_t ic_bn, const ir::Buffer& data,
                    const ir::Buffer& packed);
 
