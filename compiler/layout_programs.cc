@@ -93,6 +93,17 @@ ir::Program pointwise_program(const std::vector<int64_t>& shape, int lanes, cons
   return program;
 }
 
+ir::Program unpack_program(const ir::Buffer& in, const ir::Buffer& out, int lanes,
+                           const std::string& name) {
+  int64_t b = in->shape[4];
+  return pointwise_program(
+      out->shape, lanes, in, out,
+      [&](const std::vector<Expr>& idx) {
+        return in.load({idx[0], idx[1] / Expr(b), idx[2], idx[3], idx[1] % Expr(b)});
+      },
+      name);
+}
+
 ir::Program copy_program(int64_t elements, const std::string& name) {
   ir::Buffer in("in", {elements}, ir::BufferScope::kArgument);
   ir::Buffer out("out", {elements}, ir::BufferScope::kArgument);

@@ -175,6 +175,13 @@ Result<int64_t> split_inner(const ConfigEntity& config, std::string_view knob,
   return inner;
 }
 
+std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEntity& config) {
+  Result<int64_t> in = split_inner(config, "tile_ic", g.c);
+  Result<int64_t> out = split_inner(config, "tile_oc", g.k);
+  if (!in.ok() || !out.ok()) return std::nullopt;
+  return ActivationBlocks{*in, *out};
+}
+
 Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob) {
   const Entity* e = config.find(knob);
   const auto* other = e ? std::get_if<OtherOptionEntity>(e) : nullptr;

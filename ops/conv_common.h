@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,9 @@ void reference(const Geometry& g, bool depthwise, const float* data, const float
 
 // size[-1] of split `knob`; must be >= 1 and, when `must_divide` > 0, divide it.
 Result<int64_t> split_inner(const ConfigEntity& config, std::string_view knob, int64_t must_divide);
+// The blocks of an NCHWc config: tile_ic[-1] (must divide g.c) in, tile_oc[-1] (must divide g.k)
+// out; nullopt when either is missing or does not divide.
+std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEntity& config);
 // The value of option `knob`.
 Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob);
 
