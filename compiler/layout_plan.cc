@@ -108,32 +108,48 @@ Result<LayoutPlan> plan_layouts(const std::vector<PlanNode>& nodes,
     }
   }
 
-  // 3. Local refinement: one node at a time, the others fixed.
-  auto local_cost = [&](int v, int c) {
-    double total = nodes[v].candidates[c].seconds;
-    for (int ei : in_edges[v])
-      total += edge_cost(nodes, edges[ei], cost, choice[edges[ei].producer], c);
-    for (int ei : out_edges[v])
-      total += edge_cost(nodes, edges[ei], cost, c, choice[edges[ei].consumer]);
-    return total;
-  };
-  for (int sweep = 0; sweep < kMaxRefinementSweeps; ++sweep) {
-    bool changed = false;
-    for (int v = 0; v < n; ++v) {
-      double current = local_cost(v, choice[v]);
-      for (size_t c = 0; c < nodes[v].candidates.size(); ++c) {
-        double candidate = local_cost(v, static_cast<int>(c));
-        // A strict improvement beyond rounding: the total decreases, so the sweeps end.
-        if (candidate < current * (1 - 1e-12)) {
-          current = candidate;
-          choice[v] = static_cast<int>(c);
-          changed = true;
+  // 3. Local refinement: one node at a time, the others fixed; from the backtracked choice and
+  // from each node's fastest kernel (so the plan is never worse than ignoring layouts).
+  auto refine = [&](std::vector<int> choice) {
+    auto local_cost = [&](int v, int c) {
+      double total = nodes[v].candidates[c].seconds;
+      for (int ei : in_edges[v]) {
+        total += edge_cost(nodes, edges[ei], cost, choice[edges[ei].producer], c);
+      }
+      for (int ei : out_edges[v]) {
+        total += edge_cost(nodes, edges[ei], cost, c, choice[edges[ei].consumer]);
+      }
+      return total;
+    };
+    for (int sweep = 0; sweep < kMaxRefinementSweeps; ++sweep) {
+      bool changed = false;
+      for (int v = 0; v < n; ++v) {
+        double current = local_cost(v, choice[v]);
+        for (size_t c = 0; c < nodes[v].candidates.size(); ++c) {
+          double candidate = local_cost(v, static_cast<int>(c));
+          // A strict improvement beyond rounding: the total decreases, so the sweeps end.
+          if (candidate < current * (1 - 1e-12)) {
+            current = candidate;
+            choice[v] = static_cast<int>(c);
+            changed = true;
+          }
         }
       }
+      if (!changed) break;
     }
-    if (!changed) break;
+    return evaluate_plan(nodes, edges, cost, std::move(choice));
+  };
+  std::vector<int> fastest(n, 0);
+  for (int v = 0; v < n; ++v) {
+    for (size_t c = 0; c < nodes[v].candidates.size(); ++c) {
+      if (nodes[v].candidates[c].seconds < nodes[v].candidates[fastest[v]].seconds) {
+        fastest[v] = static_cast<int>(c);
+      }
+    }
   }
-  return evaluate_plan(nodes, edges, cost, std::move(choice));
+  LayoutPlan planned = refine(std::move(choice));
+  LayoutPlan greedy = refine(std::move(fastest));
+  return greedy.total_seconds() < planned.total_seconds() ? greedy : planned;
 }
 
 }  // namespace kiln::compiler

@@ -20,7 +20,9 @@
 //   3. local refinement (iterated conditional modes): each node in turn switches to the candidate
 //      minimising its kernel time plus the transforms on its edges, the others fixed, until no
 //      switch lowers the total. The total never increases, so it stops, and on a chain it keeps
-//      the optimum of step 1.
+//      the optimum of step 1. The same refinement also starts from every node's fastest kernel,
+//      and the cheaper of the two results is the plan: never worse than ignoring layouts, and a
+//      local optimum (no single node can switch and lower the total).
 // The cost reported is exact for the chosen candidates under the given kernel and transform
 // costs.
 #pragma once
