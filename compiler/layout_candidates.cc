@@ -39,7 +39,6 @@ Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload
   fallback.blocks = *fallback_blocks;
 
   std::vector<ConvCandidate> best_per_blocks;  // records only, in the order first seen
-  std::vector<double> fallback_template_costs;
   for (const ops::Template* tmpl : templates) {
     if (!store) break;
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
@@ -57,7 +56,6 @@ Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload
       std::optional<ops::ActivationBlocks> blocks = tmpl->activation_blocks(w, *config);
       if (!blocks) continue;
       double cost = r.mean_cost();
-      if (tmpl == fallback_tmpl) fallback_template_costs.push_back(cost);
       auto same = std::find_if(
           best_per_blocks.begin(), best_per_blocks.end(),
           [&](const ConvCandidate& c) { return c.tmpl == tmpl && c.blocks == *blocks; });
@@ -70,21 +68,10 @@ Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload
       }
     }
   }
-  // A record with the fallback's blocks is at least as good a choice: measured, in the same
-  // layout, and the fastest of that layout (the fallback's own record included).
-  bool covered =
-      std::any_of(best_per_blocks.begin(), best_per_blocks.end(), [&](const ConvCandidate& c) {
-        return c.tmpl == fallback_tmpl && c.blocks == fallback.blocks;
-      });
+  // The fallback's time is unknown unless it was measured, and then it is one of the records:
+  // it is a candidate only where nothing is recorded (a guess must not outvote measurements).
   std::vector<ConvCandidate> out;
-  if (!covered) {
-    if (!fallback_template_costs.empty()) {
-      auto mid = fallback_template_costs.begin() + fallback_template_costs.size() / 2;
-      std::nth_element(fallback_template_costs.begin(), mid, fallback_template_costs.end());
-      fallback.seconds = *mid;
-    }
-    out.push_back(std::move(fallback));
-  }
+  if (best_per_blocks.empty()) out.push_back(std::move(fallback));
   for (ConvCandidate& c : best_per_blocks) out.push_back(std::move(c));
   return out;
 }

@@ -1,12 +1,13 @@
 // The configs the layout planner (compiler/layout_plan.h) chooses among for one conv workload:
 // for every template of the operator that chains packed activations (Template::activation_blocks)
 // and every distinct pair of blocks its records in the store imply, the fastest such record
-// (the runners-up of other blocks, not only the best), and the operator's fallback config.
+// (the runners-up of other blocks, not only the best), as TVM's graph tuner takes each task's
+// top records.
 //
-// The fallback is left out when a record has its blocks (that record is measured, in the same
-// layout, and the fastest of it). Otherwise its kernel time is estimated as the median of the
-// template's records for the workload (a fallback is a typical config, not a tuned one); with no
-// record at all it is unknown: `measured` is false and seconds 0.
+// The operator's fallback config is the only candidate where the workload has no record; its time
+// is then unknown (`measured` false, seconds 0). Next to records it is left out: a fallback that
+// was measured is one of the records already, and one that was not has no time to compare, and a
+// guess must not outvote measurements.
 #pragma once
 
 #include <string>
@@ -38,8 +39,8 @@ struct ConvCandidate {
 const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates);
 
 // Candidates for `workload` (records of `target` in `store`, which may be null: then the fallback
-// alone), the fallback first when it is one. Errors: a workload no template accepts, a store read
-// failure.
+// alone): the records' candidates, or the fallback alone. Errors: a workload no template accepts, a
+// store read failure.
 Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload,
                                                    store::RecordStore* store,
                                                    const std::string& target,

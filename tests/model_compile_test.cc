@@ -164,6 +164,61 @@ TEST(CompiledModel, TunedRecordsAreUsedAndStayCorrect) {
   EXPECT_LE(relative_error(r.output, ref), 1e-4);
 }
 
+// Several records per conv workload, of random configs (so random activation blocks): the layout
+// plan chooses among them across the graph, every conv's data arrives in whatever block its
+// producer's choice writes, and the output still matches the reference.
+TEST(CompiledModel, PlannedLayoutsOverSeveralRecordsPerWorkloadStayCorrect) {
+  if (!fs::exists(kModels)) GTEST_SKIP() << "no " << kModels;
+  for (const std::string model : {"mobilenet_v2", "resnet18"}) {
+    SCOPED_TRACE(model);
+    TempDir dir;
+    std::string db_path = (dir / "tuned.db").string();
+    Result<frontend::Graph> graph =
+        frontend::import_onnx((kModels / model / (model + ".onnx")).string());
+    ASSERT_TRUE(graph.ok()) << graph.status().message();
+    frontend::TaskExtraction extraction = frontend::extract_tasks(*graph);
+    Target host = builder::host_target();
+    std::vector<store::Record> records;
+    std::mt19937_64 rng(3);
+    for (const frontend::ModelTask& t : extraction.tasks) {
+      if (t.tmpl->op() != "conv2d" && t.tmpl->op() != "depthwise_conv2d") continue;
+      ops::Workload w = *t.tmpl->normalize(t.workload);
+      ConfigSpace space = t.tmpl->space(w);
+      for (int i = 0; i < 4; ++i) {
+        int64_t index = space.nth_valid_index(rng() % space.size());
+        store::Record r;
+        r.target = host.to_string();
+        r.task_name = std::string(t.tmpl->name());
+        r.workload = w.to_string();
+        r.config_index = index;
+        r.entities = space.get(index).to_json()["entity"];
+        r.costs = {1e-5 * static_cast<double>(1 + rng() % 100)};
+        r.timestamp = 1700000000;
+        r.flop = t.flops;
+        r.source = "test";
+        records.push_back(r);
+      }
+    }
+    {
+      auto db = store::RecordStore::open(db_path);
+      ASSERT_TRUE(db.ok()) << db.status().message();
+      ASSERT_TRUE((*db)->append(records).ok());
+    }
+    auto db = store::RecordStore::open(db_path, /*read_only=*/true);
+    ASSERT_TRUE(db.ok());
+    RunResult r = compile_and_run(model, db->get());
+    EXPECT_TRUE(r.report.planned);
+    EXPECT_GT(r.report.plan_kernel_seconds, 0);
+    EXPECT_EQ(r.report.plan_unmeasured_kernels, 0);
+    EXPECT_NE(r.report.transform_costs.find("measured"), std::string::npos)
+        << r.report.transform_costs;
+    std::vector<float> ref = read_floats(kModels / model / "output.bin");
+    ASSERT_EQ(r.output.size(), ref.size());
+    EXPECT_LE(relative_error(r.output, ref), 1e-4);
+    EXPECT_LE(relative_error(r.output_two_threads, ref), 1e-4);
+  }
+}
+
 // Conv -> BatchNormalization -> Relu -> Add(residual) -> Clip: BN folded into the conv, the three
 // elementwise nodes fused into its write-back, and the result equal to a direct computation.
 TEST(CompiledModel, FoldsBatchNormAndFusesTheEpilogue) {
