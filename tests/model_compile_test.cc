@@ -91,6 +91,22 @@ RunResult compile_and_run(const std::string& model, store::RecordStore* db = nul
   return result;
 }
 
+// A successful record of config `index` of the task, costing `seconds`.
+store::Record test_record(const Target& host, const frontend::ModelTask& t, const ops::Workload& w,
+                          const ConfigSpace& space, int64_t index, double seconds) {
+  store::Record r;
+  r.target = host.to_string();
+  r.task_name = std::string(t.tmpl->name());
+  r.workload = w.to_string();
+  r.config_index = index;
+  r.entities = space.get(index).to_json()["entity"];
+  r.costs = {seconds};
+  r.timestamp = 1700000000;
+  r.flop = t.flops;
+  r.source = "test";
+  return r;
+}
+
 class SharedModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SharedModel, FallbackConfigsMatchTheReferenceOutput) {
@@ -134,17 +150,7 @@ TEST(CompiledModel, TunedRecordsAreUsedAndStayCorrect) {
     // A random config other than the fallback, so the compile visibly takes it.
     int64_t index = fallback.index();
     while (index == fallback.index()) index = space.nth_valid_index(rng() % space.size());
-    store::Record r;
-    r.target = host.to_string();
-    r.task_name = std::string(t.tmpl->name());
-    r.workload = w.to_string();
-    r.config_index = index;
-    r.entities = space.get(index).to_json()["entity"];
-    r.costs = {1e-3};
-    r.timestamp = 1700000000;
-    r.flop = t.flops;
-    r.source = "test";
-    records.push_back(r);
+    records.push_back(test_record(host, t, w, space, index, 1e-3));
   }
   ASSERT_EQ(records.size(), 4u);
   {
@@ -186,17 +192,8 @@ TEST(CompiledModel, PlannedLayoutsOverSeveralRecordsPerWorkloadStayCorrect) {
       ConfigSpace space = t.tmpl->space(w);
       for (int i = 0; i < 4; ++i) {
         int64_t index = space.nth_valid_index(rng() % space.size());
-        store::Record r;
-        r.target = host.to_string();
-        r.task_name = std::string(t.tmpl->name());
-        r.workload = w.to_string();
-        r.config_index = index;
-        r.entities = space.get(index).to_json()["entity"];
-        r.costs = {1e-5 * static_cast<double>(1 + rng() % 100)};
-        r.timestamp = 1700000000;
-        r.flop = t.flops;
-        r.source = "test";
-        records.push_back(r);
+        double cost = 1e-5 * static_cast<double>(1 + rng() % 100);
+        records.push_back(test_record(host, t, w, space, index, cost));
       }
     }
     {
