@@ -122,8 +122,8 @@ Command add_compile_command(CLI::App& app) {
     std::printf("%d layout transforms remain (NCHW <-> NCHW[x]c)\n", report.layout_transforms);
     if (report.planned) {
       std::printf(
-          "layout plan: convs %.3f ms + %d transforms between them %.3f ms = %.3f ms estimated "
-          "(one thread; transform costs %s)\n",
+          "layout plan: conv kernels %.3f ms (their records) + %d block conversions between "
+          "them %.3f ms = %.3f ms estimated (one thread; conversion costs %s)\n",
           report.plan_kernel_seconds * 1e3, report.plan_transforms,
           report.plan_transform_seconds * 1e3,
           (report.plan_kernel_seconds + report.plan_transform_seconds) * 1e3,

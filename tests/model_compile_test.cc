@@ -213,6 +213,14 @@ TEST(CompiledModel, PlannedLayoutsOverSeveralRecordsPerWorkloadStayCorrect) {
     ASSERT_EQ(r.output.size(), ref.size());
     EXPECT_LE(relative_error(r.output, ref), 1e-4);
     EXPECT_LE(relative_error(r.output_two_threads, ref), 1e-4);
+    // `kiln compile` prints the plan and what it estimates.
+    testing::CommandResult cli =
+        testing::run_kiln("compile " + (kModels / model / (model + ".onnx")).string() + " --db " +
+                          db_path + " -o " + (dir / "model.kiln").string());
+    ASSERT_EQ(cli.exit_code, 0) << cli.output;
+    EXPECT_NE(cli.output.find("layout plan: conv kernels "), std::string::npos) << cli.output;
+    EXPECT_NE(cli.output.find("block conversions between them"), std::string::npos) << cli.output;
+    EXPECT_NE(cli.output.find("layout transforms remain"), std::string::npos) << cli.output;
   }
 }
 
