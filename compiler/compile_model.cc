@@ -365,7 +365,13 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(size_t index,
   task.workload = key.second;
   task.count += 1;
   task.tuned = tuned;
-  task.config = config_text(best.config);
+  // The layout plan may give nodes of one workload different configs: each is listed.
+  std::string text = config_text(best.config);
+  if (task.config.empty()) {
+    task.config = text;
+  } else if (task.config.find(text) == std::string::npos) {
+    task.config += " | " + text;
+  }
   return best;
 }
 

@@ -37,7 +37,8 @@ struct CompiledTask {
   std::string workload;
   int count = 0;       // nodes using it
   bool tuned = false;  // from the store, else the fallback config
-  std::string config;  // the config's entities, as `kiln best` prints them
+  std::string config;  // the config's entities, as `kiln best` prints them ("a | b" when the
+                       // layout plan gave its nodes different configs)
 };
 
 struct CompileReport {
