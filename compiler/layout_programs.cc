@@ -95,13 +95,36 @@ ir::Program pointwise_program(const std::vector<int64_t>& shape, int lanes, cons
 
 ir::Program unpack_program(const ir::Buffer& in, const ir::Buffer& out, int lanes,
                            const std::string& name) {
-  int64_t b = in->shape[4];
-  return pointwise_program(
-      out->shape, lanes, in, out,
-      [&](const std::vector<Expr>& idx) {
-        return in.load({idx[0], idx[1] / Expr(b), idx[2], idx[3], idx[1] % Expr(b)});
-      },
-      name);
+  // Blocked: one packed row in[n, cb, h, :, :] (w * b floats, cache-resident) is written out as
+  // the b rows out[n, cb * b + l, h, :], each in SIMD bodies along w (loads of stride b from that
+  // row, contiguous stores); the rows are parallel.
+  const std::vector<int64_t>& ps = in->shape;  // n, c / b, h, w, b
+  int64_t b = ps[4], width = ps[3];
+  int64_t vec = std::max(1, lanes);
+  Expr f = ir::var("n_cb_h"), l = ir::var("l");
+  Expr h = f % Expr(ps[2]), cb = f / Expr(ps[2]) % Expr(ps[1]), n = f / Expr(ps[2] * ps[1]);
+  auto copy = [&](const Expr& w) {
+    return ir::Store(out, {n, cb * Expr(b) + l, h, w}, in.load({n, cb, h, w, l}));
+  };
+  std::vector<ir::Stmt> columns;
+  if (width / vec > 0) {
+    Expr wo = ir::var("wo"), wi = ir::var("wi");
+    columns.push_back(ir::For(wo, width / vec, LoopKind::kSerial,
+                              ir::For(wi, vec, LoopKind::kVectorized, copy(wo * Expr(vec) + wi))));
+  }
+  if (width % vec > 0) {
+    Expr wt = ir::var("wt");
+    columns.push_back(
+        ir::For(wt, width % vec, LoopKind::kVectorized, copy(Expr(width / vec * vec) + wt)));
+  }
+  ir::Program program;
+  program.name = name;
+  program.buffers = {in, out};
+  program.num_inputs = 1;
+  program.num_outputs = 1;
+  program.stages = {{name, ir::For(f, ps[0] * ps[1] * ps[2], LoopKind::kParallel,
+                                   ir::For(l, b, LoopKind::kSerial, ir::Seq(columns)))}};
+  return program;
 }
 
 ir::Program copy_program(int64_t elements, const std::string& name) {

@@ -113,9 +113,9 @@ TransformCosts TransformCosts::estimated() {
   // Seconds per element, per kRuns class, as measure() found them on the development machine
   // (runs of 2 and 4 interpolated).
   out.sizes_.push_back(
-      {kChannels * kSides[0] * kSides[0], {2.2e-10, 1.1e-10, 5e-11, 1e-12, 0}, 2e-10, 8.6e-10});
+      {kChannels * kSides[0] * kSides[0], {1.1e-10, 6e-11, 3e-11, 1e-11, 0}, 2e-10, 3e-10});
   out.sizes_.push_back(
-      {kChannels * kSides[1] * kSides[1], {5.3e-10, 2.5e-10, 1e-10, 5e-12, 0}, 9e-11, 3.4e-10});
+      {kChannels * kSides[1] * kSides[1], {2.2e-10, 1.1e-10, 5e-11, 1e-12, 0}, 2.5e-10, 2.5e-10});
   return out;
 }
 

@@ -300,6 +300,49 @@ TEST(CompiledModel, FoldsBatchNormAndFusesTheEpilogue) {
   EXPECT_LT(max_err, 1e-4);
 }
 
+// Conv -> Flatten: the conv writes NCHW[x]c and the view reads NCHW, so the unpack kernel (blocked
+// over packed rows, compiler/layout_programs.h) converts it; a width that is not a multiple of the
+// SIMD lanes and a batch of two exercise its tails and indices.
+TEST(CompiledModel, UnpackForAReaderThatIsNotAConvIsExact) {
+  const int64_t n = 2, c = 5, h = 3, w = 19, k = 24;
+  testing::OnnxModel m;
+  m.input("x", {n, c, h, w});
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(n * c * h * w), weight(k * c);
+  for (float& v : x) v = u(rng);
+  for (float& v : weight) v = u(rng);
+  m.floats("W", {k, c, 1, 1}, weight);
+  m.node("Conv", {"x", "W"}, {"c"});
+  m.node("Flatten", {"c"}, {"y"});
+  m.output("y");
+  Result<frontend::Graph> graph = frontend::import_onnx(m.write("unpack"));
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  compiler::CompileReport report;
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, {}, &report);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  EXPECT_EQ(report.layout_transforms, 2);  // x packed inside the conv, c unpacked for Flatten
+  auto exec = GraphExecutor::create(*artifact);
+  ASSERT_TRUE(exec.ok()) << exec.status().message();
+  ASSERT_TRUE((*exec)->set_input("x", x).ok());
+  (*exec)->run();
+  std::span<const float> y = (*exec)->get_output(0);
+  ASSERT_EQ(y.size(), static_cast<size_t>(n * k * h * w));
+  double max_err = 0;
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t o = 0; o < k; ++o) {
+      for (int64_t i = 0; i < h * w; ++i) {
+        double acc = 0;
+        for (int64_t ci = 0; ci < c; ++ci) {
+          acc += static_cast<double>(x[(b * c + ci) * h * w + i]) * weight[o * c + ci];
+        }
+        max_err = std::max(max_err, std::abs(acc - y[(b * k + o) * h * w + i]));
+      }
+    }
+  }
+  EXPECT_LT(max_err, 1e-4);
+}
+
 // Conv -> Relu -> MaxPool -> Conv -> GlobalAveragePool: the pools read the convs' NCHW[x]c
 // outputs as they are (one layout transform left: the first conv's input), and the result equals
 // a direct computation.
