@@ -756,7 +756,7 @@ Status ModelCompiler::plan_layouts(CompileReport* report) {
 
   // Transform costs: measured on this machine when there is a choice to make.
   TransformCosts costs = TransformCosts::estimated();
-  std::string costs_note = "no choice of blocks to make";
+  std::string costs_note = "not measured: no conv had a choice of blocks";
   if (any_choice) {
     Result<TransformCosts> measured = TransformCosts::measure(builder::host_target());
     if (measured.ok()) {
