@@ -192,9 +192,9 @@ class ModelCompiler {
   int layout_transforms_ = 0;
 
   bool planning_ = false;  // emitting to find the structure: conv configs are the fallbacks
-  std::vector<PlannedConv> convs_;                      // in emission (topological) order
-  std::set<std::tuple<size_t, size_t, EdgeUse>> uses_;  // (producer, consumer, use) conv nodes
-  std::map<std::tuple<size_t, size_t, EdgeUse>, std::vector<int64_t>> use_shapes_;
+  std::vector<PlannedConv> convs_;  // in emission (topological) order
+  // (producer, consumer, use) of conv nodes -> the NCHW shape of the tensor read.
+  std::map<std::tuple<size_t, size_t, EdgeUse>, std::vector<int64_t>> uses_;
   std::map<size_t, Choice> plan_;  // conv node -> its planned config
 };
 
@@ -721,8 +721,7 @@ Status ModelCompiler::emit_output_copies() {
 
 void ModelCompiler::record_use(size_t producer, size_t consumer, EdgeUse use,
                                const std::string& tensor) {
-  auto key = std::make_tuple(producer, consumer, use);
-  if (uses_.insert(key).second) use_shapes_[key] = graph_.tensor(tensor).shape;
+  uses_.emplace(std::make_tuple(producer, consumer, use), graph_.tensor(tensor).shape);
 }
 
 Status ModelCompiler::plan_layouts(CompileReport* report) {
@@ -741,15 +740,16 @@ Status ModelCompiler::plan_layouts(CompileReport* report) {
         std::vector<ConvCandidate> cands,
         conv_candidates(conv.workload, options_.store, target_.to_string(), target_info_));
     PlanNode n;
-    for (const ConvCandidate& c : cands)
+    for (const ConvCandidate& c : cands) {
       n.candidates.push_back({c.blocks.in, c.blocks.out, c.seconds});
+    }
     any_choice = any_choice || cands.size() > 1;
     plan_index[conv.node] = static_cast<int>(nodes.size());
     nodes.push_back(std::move(n));
     candidates.push_back(std::move(cands));
   }
   std::vector<PlanEdge> edges;
-  for (const auto& [key, shape] : structure.use_shapes_) {
+  for (const auto& [key, shape] : structure.uses_) {
     edges.push_back({plan_index.at(std::get<0>(key)), plan_index.at(std::get<1>(key)),
                      std::get<2>(key), shape});
   }
@@ -779,7 +779,7 @@ Status ModelCompiler::plan_layouts(CompileReport* report) {
   for (size_t i = 0; i < structure.convs_.size(); ++i) {
     const ConvCandidate& c = candidates[i][plan.choice[i]];
     plan_[structure.convs_[i].node] = {c.tmpl, c.workload, c.config, !c.fallback};
-    if (!c.measured && c.seconds == 0) ++unmeasured;
+    if (!c.measured) ++unmeasured;
   }
   if (report) {
     report->planned = true;
