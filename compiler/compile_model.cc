@@ -781,7 +781,7 @@ Status ModelCompiler::plan_layouts(CompileReport* report) {
     plan_[structure.convs_[i].node] = {c.tmpl, c.workload, c.config, !c.fallback};
     if (!c.measured) ++unmeasured;
   }
-  if (report) {
+  if (report && !nodes.empty()) {
     report->planned = true;
     report->plan_kernel_seconds = plan.kernel_seconds;
     report->plan_transform_seconds = plan.transform_seconds;

@@ -50,8 +50,9 @@ struct CompileReport {
   // and convs whose data arrives in another layout than their tile_ic blocks (their data
   // packing stage converts; with matching blocks it only pads).
   int layout_transforms = 0;
-  // The layout plan (compiler/layout_plan.h), made when a store is given: the conv configs chosen
-  // together to minimise kernel + transform time, and its estimate of both.
+  // The layout plan (compiler/layout_plan.h), made when a store is given and the model has
+  // convs: the conv configs chosen together to minimise kernel + transform time, and its estimate
+  // of both.
   bool planned = false;
   double plan_kernel_seconds = 0;     // the chosen conv configs' recorded (or estimated) times
   double plan_transform_seconds = 0;  // the block conversions between convs the plan keeps
