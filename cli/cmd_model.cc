@@ -120,6 +120,19 @@ Command add_compile_command(CLI::App& app) {
                   o->db.empty() ? " (no --db given)" : " (no record in the store for them)");
     }
     std::printf("%d layout transforms remain (NCHW <-> NCHW[x]c)\n", report.layout_transforms);
+    if (report.planned) {
+      std::printf(
+          "layout plan: conv kernels %.3f ms (their records) + %d block conversions between "
+          "them %.3f ms = %.3f ms estimated (one thread; conversion costs %s)\n",
+          report.plan_kernel_seconds * 1e3, report.plan_transforms,
+          report.plan_transform_seconds * 1e3,
+          (report.plan_kernel_seconds + report.plan_transform_seconds) * 1e3,
+          report.transform_costs.c_str());
+      if (report.plan_unmeasured_kernels > 0) {
+        std::printf("note: %d convs have no recorded time (left out of the estimate)\n",
+                    report.plan_unmeasured_kernels);
+      }
+    }
     std::printf("wrote %s (target %s, %.1f MB)\n", o->output.c_str(), model.target.c_str(),
                 (model.shared_object.size() + model.constants.size() * 4.0) / 1e6);
     return 0;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "builder/target.h"
 #include "common/check.h"
@@ -13,9 +15,12 @@
 #include "compiler/batch_norm_folding.h"
 #include "compiler/elementwise.h"
 #include "compiler/fuse_epilogue.h"
+#include "compiler/layout_candidates.h"
+#include "compiler/layout_plan.h"
 #include "compiler/layout_programs.h"
 #include "compiler/lower_packed_pool.h"
 #include "compiler/op_lowering.h"
+#include "compiler/transform_costs.h"
 #include "frontend/supported_ops.h"
 #include "frontend/workload_mapping.h"
 #include "ops/registry.h"
@@ -120,6 +125,15 @@ class ModelCompiler {
   Result<ModelArtifact> compile(CompileReport* report);
 
  private:
+  // The conv nodes and how they read each other's packed outputs, found by emitting the graph
+  // with fallback configs (planning_), then the layout plan over them (compiler/layout_plan.h).
+  struct PlannedConv {
+    size_t node = 0;
+    ops::Workload workload;
+  };
+  Status emit_graph();
+  void record_use(size_t producer, size_t consumer, EdgeUse use, const std::string& tensor);
+  Status plan_layouts(CompileReport* report);
   // --- Values.
   Result<int> value_of(const std::string& tensor);
   Result<int> extra_input_value(const EpilogueInputs::Input& input);
@@ -127,13 +141,14 @@ class ModelCompiler {
   int add_constant(const std::string& name, const std::vector<int64_t>& shape,
                    std::vector<float> data);
   int produced_value(const std::string& tensor);
-  int produced_packed(const std::string& tensor, const std::vector<int64_t>& packed_shape);
+  int produced_packed(const std::string& tensor, const std::vector<int64_t>& packed_shape,
+                      size_t origin);
   int root(int value) const;
 
   // --- Partitioning and lowering.
   Status emit_node(size_t index);
   Status emit_view(const Node& node);
-  Status emit_tunable(const Node& node, const ops::Workload& workload);
+  Status emit_tunable(size_t index, const ops::Workload& workload);
   Status emit_elementwise(size_t index);
   Status emit_lowered(const Node& node);
   Status emit_packed_pool(const Node& node);
@@ -149,8 +164,9 @@ class ModelCompiler {
     const ops::Template* tmpl = nullptr;
     ops::Workload workload;
     ConfigEntity config;
+    bool tuned = false;  // a record's config (planned choices only; else `tuned` below)
   };
-  Result<Choice> choose_config(const ops::Workload& workload);
+  Result<Choice> choose_config(size_t index, const ops::Workload& workload);
 
   Graph graph_;
   Target target_;
@@ -164,6 +180,7 @@ class ModelCompiler {
   struct Packed {
     int value = -1;
     int64_t block = 0;
+    size_t origin = 0;  // the conv node whose config set the block
   };
   std::map<std::string, Packed> packed_;
   std::set<std::string> graph_outputs_;
@@ -173,6 +190,12 @@ class ModelCompiler {
   std::map<std::pair<std::string, std::string>, CompiledTask> tasks_;
   int fused_nodes_ = 0;
   int layout_transforms_ = 0;
+
+  bool planning_ = false;  // emitting to find the structure: conv configs are the fallbacks
+  std::vector<PlannedConv> convs_;  // in emission (topological) order
+  // (producer, consumer, use) of conv nodes -> the NCHW shape of the tensor read.
+  std::map<std::tuple<size_t, size_t, EdgeUse>, std::vector<int64_t>> uses_;
+  std::map<size_t, Choice> plan_;  // conv node -> its planned config
 };
 
 int ModelCompiler::add_value(const std::string& name, const std::vector<int64_t>& shape,
@@ -207,13 +230,9 @@ Result<int> ModelCompiler::value_of(const std::string& tensor) {
     // NCHW{b}c -> NCHW for a reader that is not a conv, once per tensor.
     int64_t b = packed->second.block;
     const std::vector<int64_t>& shape = t.shape;
-    ir::Buffer in("in", kg_.values[packed->second.value].shape, ir::BufferScope::kArgument);
-    ir::Buffer out("out", shape, ir::BufferScope::kArgument);
-    ir::Program unpack = pointwise_program(
-        shape, target_info_.simd_lanes, in, out,
-        [&](const std::vector<ir::Expr>& idx) {
-          return in.load({idx[0], idx[1] / ir::Expr(b), idx[2], idx[3], idx[1] % ir::Expr(b)});
-        },
+    ir::Program unpack = unpack_program(
+        ir::Buffer("in", kg_.values[packed->second.value].shape, ir::BufferScope::kArgument),
+        ir::Buffer("out", shape, ir::BufferScope::kArgument), target_info_.simd_lanes,
         "unpack_" + symbol_safe(tensor));
     int id = add_value(
         tensor, shape,
@@ -247,10 +266,10 @@ Result<int> ModelCompiler::value_of(const std::string& tensor) {
 }
 
 int ModelCompiler::produced_packed(const std::string& tensor,
-                                   const std::vector<int64_t>& packed_shape) {
+                                   const std::vector<int64_t>& packed_shape, size_t origin) {
   int id = add_value(tensor + " (NCHW" + std::to_string(packed_shape.back()) + "c)", packed_shape,
                      ModelValueKind::kIntermediate);
-  packed_[tensor] = {id, packed_shape.back()};
+  packed_[tensor] = {id, packed_shape.back(), origin};
   return id;
 }
 
@@ -306,14 +325,21 @@ std::vector<const Node*> ModelCompiler::absorb_chain(const std::string& anchor,
   return chain;
 }
 
-Result<ModelCompiler::Choice> ModelCompiler::choose_config(const ops::Workload& workload) {
+Result<ModelCompiler::Choice> ModelCompiler::choose_config(size_t index,
+                                                           const ops::Workload& workload) {
   std::vector<const ops::Template*> templates = ops::templates_for_op(workload.op);
   if (templates.empty()) return InternalError("no template for operator " + workload.op);
   Choice best;
   double best_cost = 0;
+  bool tuned = false;
+  auto planned = plan_.find(index);
+  if (planned != plan_.end()) {
+    best = planned->second;
+    tuned = best.tuned;
+  }
   for (const ops::Template* tmpl : templates) {
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
-    if (!options_.store) continue;
+    if (!options_.store || planning_ || planned != plan_.end()) continue;
     KILN_ASSIGN_OR_RETURN(
         std::optional<store::Record> record,
         options_.store->best(target_.to_string(), std::string(tmpl->name()), w.to_string()));
@@ -325,14 +351,10 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(const ops::Workload& 
       best_cost = record->mean_cost();
     }
   }
-  bool tuned = best.tmpl != nullptr;
-  if (!tuned) {
-    // TVM's strategy picks the implementation with the highest priority when nothing is tuned:
-    // dense_pack.x86 over dense_nopack.x86; the operator's only template otherwise.
-    const ops::Template* tmpl = templates.back();
-    for (const ops::Template* t : templates) {
-      if (t->name() == "dense_pack.x86") tmpl = t;
-    }
+  if (best.tmpl && planned == plan_.end()) tuned = true;
+  if (!best.tmpl) {
+    // TVM's strategy picks the implementation with the highest priority when nothing is tuned.
+    const ops::Template* tmpl = fallback_template(templates);
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
     ConfigSpace space = tmpl->space(w);
     best = {tmpl, w, tmpl->fallback(w, space, target_info_)};
@@ -343,7 +365,13 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(const ops::Workload& 
   task.workload = key.second;
   task.count += 1;
   task.tuned = tuned;
-  task.config = config_text(best.config);
+  // The layout plan may give nodes of one workload different configs: each is listed.
+  std::string text = config_text(best.config);
+  if (task.config.empty()) {
+    task.config = text;
+  } else if (task.config.find(text) == std::string::npos) {
+    task.config += " | " + text;
+  }
   return best;
 }
 
@@ -366,8 +394,9 @@ Result<int> ModelCompiler::operand(const std::string& tensor, const std::vector<
   return out;
 }
 
-Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& workload) {
-  KILN_ASSIGN_OR_RETURN(Choice choice, choose_config(workload));
+Status ModelCompiler::emit_tunable(size_t index, const ops::Workload& workload) {
+  const Node& node = graph_.nodes[index];
+  KILN_ASSIGN_OR_RETURN(Choice choice, choose_config(index, workload));
   const std::string& anchor = node.outputs[0];
   std::vector<int64_t> anchor_shape = graph_.tensor(anchor).shape;
   bool is_conv = choice.workload.op == "conv2d" || choice.workload.op == "depthwise_conv2d";
@@ -376,8 +405,12 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
   ops::ActivationLayout layout;
   std::vector<const Node*> chain;
   if (is_conv) {
+    convs_.push_back({index, workload});
     auto packed_input = packed_.find(node.inputs[0]);
-    if (packed_input != packed_.end()) layout.data_block = packed_input->second.block;
+    if (packed_input != packed_.end()) {
+      layout.data_block = packed_input->second.block;
+      record_use(packed_input->second.origin, index, EdgeUse::kData, node.inputs[0]);
+    }
     chain = absorb_chain(anchor, anchor_shape);
     std::string result = chain.empty() ? anchor : chain.back()->outputs[0];
     layout.packed_output = !graph_outputs_.count(result);
@@ -475,9 +508,11 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
     auto load_external = [&](const std::string& name, const std::vector<ir::Expr>& at) {
       auto p = packed_.find(name);
       // A packed tensor of the output's shape and block is read where the output is written.
-      if (out_block > 0 && p != packed_.end() && p->second.block == out_block &&
-          graph_.tensor(name).shape == anchor_shape) {
-        return extras.load_packed(name, stored, kg_.values[p->second.value].shape);
+      if (out_block > 0 && p != packed_.end() && graph_.tensor(name).shape == anchor_shape) {
+        record_use(p->second.origin, index, EdgeUse::kEpilogue, name);
+        if (p->second.block == out_block) {
+          return extras.load_packed(name, stored, kg_.values[p->second.value].shape);
+        }
       }
       return extras.load(name, at);
     };
@@ -500,7 +535,7 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
   };
 
   if (!pre && chain.empty()) {
-    args.push_back(out_block > 0 ? produced_packed(anchor, out_buffer->shape)
+    args.push_back(out_block > 0 ? produced_packed(anchor, out_buffer->shape, index)
                                  : produced_value(anchor));
   } else {
     Result<ir::Program> fused = fuse_epilogue(program, out_buffer, epilogue);
@@ -514,7 +549,7 @@ Status ModelCompiler::emit_tunable(const Node& node, const ops::Workload& worklo
         KILN_ASSIGN_OR_RETURN(int v, extra_input_value(in));
         args.push_back(v);
       }
-      args.push_back(out_block > 0 ? produced_packed(result, out_buffer->shape)
+      args.push_back(out_block > 0 ? produced_packed(result, out_buffer->shape, index)
                                    : produced_value(result));
       label += chain.empty() ? "" : " + " + std::to_string(chain.size()) + " fused";
     } else {
@@ -630,8 +665,9 @@ Status ModelCompiler::emit_packed_pool(const Node& node) {
   KILN_ASSIGN_OR_RETURN(ir::Program program,
                         lower_packed_pool(graph_, node, kg_.values[in.value].shape));
   const std::string& out = node.outputs[0];
-  int out_value = node.op_type == "MaxPool" ? produced_packed(out, program.buffers[1]->shape)
-                                            : produced_value(out);
+  int out_value = node.op_type == "MaxPool"
+                      ? produced_packed(out, program.buffers[1]->shape, in.origin)
+                      : produced_value(out);
   add_kernel(std::move(program), {in.value, out_value},
              node.describe() + " (NCHW" + std::to_string(in.block) + "c)");
   mark_done(node);
@@ -648,7 +684,7 @@ Status ModelCompiler::emit_node(size_t index) {
   }
   Result<std::optional<ops::Workload>> workload = frontend::workload_of(graph_, node);
   if (!workload.ok()) return UnimplementedError(workload.status().message());
-  if (*workload) return emit_tunable(node, **workload);
+  if (*workload) return emit_tunable(index, **workload);
   if (is_elementwise(node)) return emit_elementwise(index);
   return emit_lowered(node);
 }
@@ -683,7 +719,80 @@ Status ModelCompiler::emit_output_copies() {
   return Status::Ok();
 }
 
-Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
+void ModelCompiler::record_use(size_t producer, size_t consumer, EdgeUse use,
+                               const std::string& tensor) {
+  uses_.emplace(std::make_tuple(producer, consumer, use), graph_.tensor(tensor).shape);
+}
+
+Status ModelCompiler::plan_layouts(CompileReport* report) {
+  // The structure: which conv reads which conv's packed output, and how. It does not depend on
+  // the configs (only the blocks do), so the fallback configs find it.
+  ModelCompiler structure(graph_, target_, options_);
+  structure.planning_ = true;
+  KILN_RETURN_IF_ERROR(structure.emit_graph());
+
+  std::vector<std::vector<ConvCandidate>> candidates;
+  std::vector<PlanNode> nodes;
+  std::map<size_t, int> plan_index;
+  bool any_choice = false;
+  for (const PlannedConv& conv : structure.convs_) {
+    KILN_ASSIGN_OR_RETURN(
+        std::vector<ConvCandidate> cands,
+        conv_candidates(conv.workload, options_.store, target_.to_string(), target_info_));
+    PlanNode n;
+    for (const ConvCandidate& c : cands) {
+      n.candidates.push_back({c.blocks.in, c.blocks.out, c.seconds});
+    }
+    any_choice = any_choice || cands.size() > 1;
+    plan_index[conv.node] = static_cast<int>(nodes.size());
+    nodes.push_back(std::move(n));
+    candidates.push_back(std::move(cands));
+  }
+  std::vector<PlanEdge> edges;
+  for (const auto& [key, shape] : structure.uses_) {
+    edges.push_back({plan_index.at(std::get<0>(key)), plan_index.at(std::get<1>(key)),
+                     std::get<2>(key), shape});
+  }
+
+  // Transform costs: measured on this machine when there is a choice to make.
+  TransformCosts costs = TransformCosts::estimated();
+  std::string costs_note = "not measured: no conv had a choice of blocks";
+  if (any_choice) {
+    Result<TransformCosts> measured = TransformCosts::measure(builder::host_target());
+    if (measured.ok()) {
+      costs = std::move(measured).value();
+      char text[96];
+      std::snprintf(text, sizeof(text), "measured on this machine in %.2f s",
+                    costs.measure_seconds());
+      costs_note = text;
+    } else {
+      costs_note = "estimated (measuring failed: " + measured.status().message() + ")";
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(
+      LayoutPlan plan,
+      compiler::plan_layouts(nodes, edges,
+                             [&](const std::vector<int64_t>& shape, int64_t from, int64_t to) {
+                               return costs.seconds(shape, from, to);
+                             }));
+  int unmeasured = 0;
+  for (size_t i = 0; i < structure.convs_.size(); ++i) {
+    const ConvCandidate& c = candidates[i][plan.choice[i]];
+    plan_[structure.convs_[i].node] = {c.tmpl, c.workload, c.config, !c.fallback};
+    if (!c.measured) ++unmeasured;
+  }
+  if (report && !nodes.empty()) {
+    report->planned = true;
+    report->plan_kernel_seconds = plan.kernel_seconds;
+    report->plan_transform_seconds = plan.transform_seconds;
+    report->plan_transforms = plan.transforms;
+    report->plan_unmeasured_kernels = unmeasured;
+    report->transform_costs = costs_note;
+  }
+  return Status::Ok();
+}
+
+Status ModelCompiler::emit_graph() {
   fused_nodes_ = fold_batch_norms(&graph_);
   for (const std::string& o : graph_.outputs) graph_outputs_.insert(o);
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
@@ -702,6 +811,12 @@ Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
   // Every graph input is an input of the model, even one no kernel reads; one that is not float32
   // data (a shape or an index given at run time) is refused by value_of.
   for (const std::string& name : graph_.inputs) KILN_RETURN_IF_ERROR(value_of(name).status());
+  return Status::Ok();
+}
+
+Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
+  if (options_.store) KILN_RETURN_IF_ERROR(plan_layouts(report));
+  KILN_RETURN_IF_ERROR(emit_graph());
 
   ModelArtifact model;
   model.kiln_version = KILN_VERSION;

@@ -5,7 +5,9 @@
 //      elementwise chain that follows them fused into their write-back; other elementwise chains
 //      one kernel each; view ops aliased; every other node its own kernel (compiler/op_lowering.h)
 //   -> tunable kernels from ops/ templates with the store's best config for the workload and
-//      target, else AutoTVM's fallback config (counted and reported, never silent)
+//      target, else AutoTVM's fallback config (counted and reported, never silent); the convs'
+//      configs are chosen together, among each workload's best record per pair of activation
+//      blocks and the fallback, to minimise kernel + layout transform time (layout_plan.h)
 //   -> build every kernel (LLVM, the builder's path) and link them into one shared object
 //   -> evaluate at compile time every stage that reads only constants (weight packing), so that
 //      weights ship pre-packed.
@@ -35,7 +37,8 @@ struct CompiledTask {
   std::string workload;
   int count = 0;       // nodes using it
   bool tuned = false;  // from the store, else the fallback config
-  std::string config;  // the config's entities, as `kiln best` prints them
+  std::string config;  // the config's entities, as `kiln best` prints them ("a | b" when the
+                       // layout plan gave its nodes different configs)
 };
 
 struct CompileReport {
@@ -47,6 +50,15 @@ struct CompileReport {
   // and convs whose data arrives in another layout than their tile_ic blocks (their data
   // packing stage converts; with matching blocks it only pads).
   int layout_transforms = 0;
+  // The layout plan (compiler/layout_plan.h), made when a store is given and the model has
+  // convs: the conv configs chosen together to minimise kernel + transform time, and its estimate
+  // of both.
+  bool planned = false;
+  double plan_kernel_seconds = 0;     // the chosen conv configs' recorded (or estimated) times
+  double plan_transform_seconds = 0;  // the block conversions between convs the plan keeps
+  int plan_transforms = 0;            // conv-to-conv edges whose blocks differ
+  int plan_unmeasured_kernels = 0;    // chosen configs with no time (not in the estimate)
+  std::string transform_costs;        // how the transform costs were obtained
   double build_seconds = 0;
 };
 

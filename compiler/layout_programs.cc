@@ -15,6 +15,36 @@ int64_t product(const std::vector<int64_t>& dims) {
   return p;
 }
 
+// body(col) for col in [0, extent) as SIMD bodies of `vec` lanes (the chunk loop of kind
+// `chunks`) and a vectorized tail.
+ir::Stmt simd_columns(int64_t extent, int64_t vec, LoopKind chunks,
+                      const std::function<ir::Stmt(const Expr&)>& body) {
+  std::vector<ir::Stmt> columns;
+  if (extent / vec > 0) {
+    Expr co = ir::var("co"), ci = ir::var("ci");
+    columns.push_back(ir::For(co, extent / vec, chunks,
+                              ir::For(ci, vec, LoopKind::kVectorized, body(co * Expr(vec) + ci))));
+  }
+  if (extent % vec > 0) {
+    Expr ct = ir::var("ct");
+    columns.push_back(
+        ir::For(ct, extent % vec, LoopKind::kVectorized, body(Expr(extent / vec * vec) + ct)));
+  }
+  return ir::Seq(columns);
+}
+
+// One stage `name` over buffers {in, out}.
+ir::Program one_stage_program(const ir::Buffer& in, const ir::Buffer& out, ir::Stmt body,
+                              const std::string& name) {
+  ir::Program program;
+  program.name = name;
+  program.buffers = {in, out};
+  program.num_inputs = 1;
+  program.num_outputs = 1;
+  program.stages = {{name, std::move(body)}};
+  return program;
+}
+
 }  // namespace
 
 ir::Program matmul_operand_program(const std::vector<int64_t>& in_shape,
@@ -73,24 +103,29 @@ ir::Program pointwise_program(const std::vector<int64_t>& shape, int lanes, cons
     at.push_back(col);
     return ir::Store(out, at, value(at));
   };
-  std::vector<ir::Stmt> columns;
-  if (inner / vec > 0) {
-    Expr co = ir::var("co"), ci = ir::var("ci");
-    columns.push_back(ir::For(co, inner / vec, rank == 1 ? LoopKind::kParallel : LoopKind::kSerial,
-                              ir::For(ci, vec, LoopKind::kVectorized, body(co * Expr(vec) + ci))));
-  }
-  if (inner % vec > 0) {
-    Expr ct = ir::var("ct");
-    columns.push_back(
-        ir::For(ct, inner % vec, LoopKind::kVectorized, body(Expr(inner / vec * vec) + ct)));
-  }
-  ir::Program program;
-  program.name = name;
-  program.buffers = {in, out};
-  program.num_inputs = 1;
-  program.num_outputs = 1;
-  program.stages = {{name, ir::LoopNest(outer, ir::Seq(columns))}};
-  return program;
+  ir::Stmt columns =
+      simd_columns(inner, vec, rank == 1 ? LoopKind::kParallel : LoopKind::kSerial, body);
+  return one_stage_program(in, out, ir::LoopNest(outer, columns), name);
+}
+
+ir::Program unpack_program(const ir::Buffer& in, const ir::Buffer& out, int lanes,
+                           const std::string& name) {
+  // Blocked: one packed row in[n, cb, h, :, :] (w * b floats, cache-resident) is written out as
+  // the b rows out[n, cb * b + l, h, :], each in SIMD bodies along w (loads of stride b from that
+  // row, contiguous stores); the rows are parallel.
+  const std::vector<int64_t>& ps = in->shape;  // n, c / b, h, w, b
+  int64_t b = ps[4], width = ps[3];
+  int64_t vec = std::max(1, lanes);
+  Expr f = ir::var("n_cb_h"), l = ir::var("l");
+  Expr h = f % Expr(ps[2]), cb = f / Expr(ps[2]) % Expr(ps[1]), n = f / Expr(ps[2] * ps[1]);
+  auto copy = [&](const Expr& w) {
+    return ir::Store(out, {n, cb * Expr(b) + l, h, w}, in.load({n, cb, h, w, l}));
+  };
+  ir::Stmt columns = simd_columns(width, vec, LoopKind::kSerial, copy);
+  return one_stage_program(in, out,
+                           ir::For(f, ps[0] * ps[1] * ps[2], LoopKind::kParallel,
+                                   ir::For(l, b, LoopKind::kSerial, columns)),
+                           name);
 }
 
 ir::Program copy_program(int64_t elements, const std::string& name) {

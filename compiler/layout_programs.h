@@ -26,6 +26,11 @@ ir::Program pointwise_program(const std::vector<int64_t>& shape, int lanes, cons
                               const std::function<ir::Expr(const std::vector<ir::Expr>&)>& value,
                               const std::string& name);
 
+// `in` NCHW[b]c [n, c / b, h, w, b] -> `out` NCHW [n, c, h, w] (a conv's packed output for a
+// reader that is not a conv). Buffers: in, out.
+ir::Program unpack_program(const ir::Buffer& in, const ir::Buffer& out, int lanes,
+                           const std::string& name);
+
 // out = in, `elements` floats. Buffers: in, out.
 ir::Program copy_program(int64_t elements, const std::string& name);
 

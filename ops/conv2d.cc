@@ -195,6 +195,11 @@ class Conv2dNchwcTemplate final : public Template {
     return program;
   }
 
+  std::optional<ActivationBlocks> activation_blocks(const Workload& w,
+                                                    const ConfigEntity& config) const override {
+    return conv::nchwc_blocks(conv::geometry(w), config);
+  }
+
   void reference(const Workload& w, const std::vector<const float*>& inputs,
                  const std::vector<float*>& outputs) const override {
     conv::reference(conv::geometry(w), /*depthwise=*/false, inputs[0], inputs[1], inputs[2],

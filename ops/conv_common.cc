@@ -1,6 +1,7 @@
 #include "ops/conv_common.h"
 
 #include <algorithm>
+#include <numeric>
 #include <variant>
 
 #include "ops/limits.h"
@@ -174,6 +175,13 @@ Result<int64_t> split_inner(const ConfigEntity& config, std::string_view knob,
   return inner;
 }
 
+std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEntity& config) {
+  Result<int64_t> in = split_inner(config, "tile_ic", g.c);
+  Result<int64_t> out = split_inner(config, "tile_oc", g.k);
+  if (!in.ok() || !out.ok()) return std::nullopt;
+  return ActivationBlocks{*in, *out};
+}
+
 Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob) {
   const Entity* e = config.find(knob);
   const auto* other = e ? std::get_if<OtherOptionEntity>(e) : nullptr;
@@ -207,17 +215,28 @@ Stmt pack_data(const Geometry& g, int64_t ic_bn, const ir::Buffer& data, const i
   Expr h = nch[2] - Expr(g.pad_h), w = x - Expr(g.pad_w);
   Expr inside = h >= Expr(0) && h < Expr(g.h) && w >= Expr(0) && w < Expr(g.w);
   int64_t block = data->shape.size() == 5 ? data->shape[4] : 0;
-  auto load_data = [&](const Expr& icb) {
-    if (block == 0) return data.load({nch[0], nch[1] * Expr(ic_bn) + icb, h, w});
-    if (block == ic_bn) return data.load({nch[0], nch[1], h, w, icb});
-    Expr c = nch[1] * Expr(ic_bn) + icb;
-    return data.load({nch[0], c / Expr(block), h, w, c % Expr(block)});
+  // From another block size the ic_bn lanes are copied in runs of gcd(block, ic_bn) channels:
+  // a run starts at a multiple of the gcd, so it lies inside one block of the data and is
+  // contiguous there (vector loads, not a gather of c / block, c % block per lane).
+  int64_t run = block > 0 ? std::gcd(block, ic_bn) : ic_bn;
+  auto load_data = [&](const Expr& run_start, const Expr& l) {
+    Expr c0 = nch[1] * Expr(ic_bn) + run_start;
+    if (block == 0) return data.load({nch[0], c0 + l, h, w});
+    if (block == ic_bn) return data.load({nch[0], nch[1], h, w, run_start + l});
+    return data.load({nch[0], c0 / Expr(block), h, w, c0 % Expr(block) + l});
   };
   auto copy = [&](bool zero) {
-    return vector_loop("icb", ic_bn, [&](const Expr& icb) {
-      Expr value = zero ? ir::f32(0) : load_data(icb);
-      return ir::Store(packed, {nch[0], nch[1], nch[2], x, icb}, value);
-    });
+    auto copy_run = [&](const Expr& run_start) {
+      return vector_loop("icb", zero ? ic_bn : run, [&](const Expr& l) {
+        Expr value = zero ? ir::f32(0) : load_data(run_start, l);
+        return ir::Store(packed, {nch[0], nch[1], nch[2], x, run_start + l}, value);
+      });
+    };
+    if (zero || run == ic_bn) return copy_run(Expr(int64_t{0}));
+    Expr u = ir::var("run");
+    int64_t runs = ic_bn / run;
+    return ir::For(u, runs, runs <= 8 ? LoopKind::kUnrolled : LoopKind::kSerial,
+                   copy_run(u * Expr(run)));
   };
   return ir::For(f, shape[0] * shape[1] * shape[2], LoopKind::kParallel,
                  ir::For(x, shape[3], LoopKind::kSerial, ir::If(inside, copy(false), copy(true))));

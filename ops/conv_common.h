@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,9 @@ void reference(const Geometry& g, bool depthwise, const float* data, const float
 
 // size[-1] of split `knob`; must be >= 1 and, when `must_divide` > 0, divide it.
 Result<int64_t> split_inner(const ConfigEntity& config, std::string_view knob, int64_t must_divide);
+// The blocks of an NCHWc config: tile_ic[-1] (must divide g.c) in, tile_oc[-1] (must divide g.k)
+// out; nullopt when either is missing or does not divide.
+std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEntity& config);
 // The value of option `knob`.
 Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob);
 
@@ -99,7 +103,7 @@ TiledShape tiled_shape(const Geometry& g, const Tiling& t);
 // The packed, zero-padded input: [n, c / ic_bn, h_pad, w_pad, ic_bn].
 ir::Buffer packed_data_buffer(const Geometry& g, const TiledShape& ts, int64_t ic_bn);
 // Stage body filling packed_data_buffer from `data`: NCHW, or NCHW{b}c when data is 5-D (a
-// producer's packed output; lane-contiguous copies when b == ic_bn).
+// producer's packed output, copied in contiguous runs of gcd(b, ic_bn) channels).
 ir::Stmt pack_data(const Geometry& g, int64_t ic_bn, const ir::Buffer& data,
                    const ir::Buffer& packed);
 

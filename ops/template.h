@@ -9,6 +9,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,14 @@ struct ActivationLayout {
   int64_t data_block = 0;      // the data arrives as NCHW[data_block]c (0: NCHW)
   bool packed_output = false;  // write the output as NCHW[oc_bn]c, oc_bn = tile_oc[-1]
   bool is_default() const { return data_block == 0 && !packed_output; }
+};
+
+// The NCHW[b]c blocks a config reads its data in and writes its output in, under a packed
+// ActivationLayout (data_block = in, packed output of block out).
+struct ActivationBlocks {
+  int64_t in = 0;
+  int64_t out = 0;
+  bool operator==(const ActivationBlocks&) const = default;
 };
 
 struct TensorSpec {
@@ -76,6 +85,16 @@ class Template {
   virtual Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
                                           const TargetInfo& target,
                                           const ActivationLayout& layout = {}) const = 0;
+
+  // For templates that chain packed activations (the NCHWc convolutions): the blocks `config`
+  // implies, which a compiler plans across the graph (compiler/layout_plan.h). nullopt for
+  // templates that take only the default layout, and for a config without usable block knobs.
+  virtual std::optional<ActivationBlocks> activation_blocks(const Workload& w,
+                                                            const ConfigEntity& config) const {
+    (void)w;
+    (void)config;
+    return std::nullopt;
+  }
 
   // Straightforward reference computation, accumulating in double.
   virtual void reference(const Workload& w, const std::vector<const float*>& inputs,

@@ -91,6 +91,22 @@ RunResult compile_and_run(const std::string& model, store::RecordStore* db = nul
   return result;
 }
 
+// A successful record of config `index` of the task, costing `seconds`.
+store::Record test_record(const Target& host, const frontend::ModelTask& t, const ops::Workload& w,
+                          const ConfigSpace& space, int64_t index, double seconds) {
+  store::Record r;
+  r.target = host.to_string();
+  r.task_name = std::string(t.tmpl->name());
+  r.workload = w.to_string();
+  r.config_index = index;
+  r.entities = space.get(index).to_json()["entity"];
+  r.costs = {seconds};
+  r.timestamp = 1700000000;
+  r.flop = t.flops;
+  r.source = "test";
+  return r;
+}
+
 class SharedModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SharedModel, FallbackConfigsMatchTheReferenceOutput) {
@@ -134,17 +150,7 @@ TEST(CompiledModel, TunedRecordsAreUsedAndStayCorrect) {
     // A random config other than the fallback, so the compile visibly takes it.
     int64_t index = fallback.index();
     while (index == fallback.index()) index = space.nth_valid_index(rng() % space.size());
-    store::Record r;
-    r.target = host.to_string();
-    r.task_name = std::string(t.tmpl->name());
-    r.workload = w.to_string();
-    r.config_index = index;
-    r.entities = space.get(index).to_json()["entity"];
-    r.costs = {1e-3};
-    r.timestamp = 1700000000;
-    r.flop = t.flops;
-    r.source = "test";
-    records.push_back(r);
+    records.push_back(test_record(host, t, w, space, index, 1e-3));
   }
   ASSERT_EQ(records.size(), 4u);
   {
@@ -162,6 +168,60 @@ TEST(CompiledModel, TunedRecordsAreUsedAndStayCorrect) {
   std::vector<float> ref = read_floats(kModels / "resnet18" / "output.bin");
   ASSERT_EQ(r.output.size(), ref.size());
   EXPECT_LE(relative_error(r.output, ref), 1e-4);
+}
+
+// Several records per conv workload, of random configs (so random activation blocks): the layout
+// plan chooses among them across the graph, every conv's data arrives in whatever block its
+// producer's choice writes, and the output still matches the reference.
+TEST(CompiledModel, PlannedLayoutsOverSeveralRecordsPerWorkloadStayCorrect) {
+  if (!fs::exists(kModels)) GTEST_SKIP() << "no " << kModels;
+  for (const std::string model : {"mobilenet_v2", "resnet18"}) {
+    SCOPED_TRACE(model);
+    TempDir dir;
+    std::string db_path = (dir / "tuned.db").string();
+    Result<frontend::Graph> graph =
+        frontend::import_onnx((kModels / model / (model + ".onnx")).string());
+    ASSERT_TRUE(graph.ok()) << graph.status().message();
+    frontend::TaskExtraction extraction = frontend::extract_tasks(*graph);
+    Target host = builder::host_target();
+    std::vector<store::Record> records;
+    std::mt19937_64 rng(3);
+    for (const frontend::ModelTask& t : extraction.tasks) {
+      if (t.tmpl->op() != "conv2d" && t.tmpl->op() != "depthwise_conv2d") continue;
+      ops::Workload w = *t.tmpl->normalize(t.workload);
+      ConfigSpace space = t.tmpl->space(w);
+      for (int i = 0; i < 4; ++i) {
+        int64_t index = space.nth_valid_index(rng() % space.size());
+        double cost = 1e-5 * static_cast<double>(1 + rng() % 100);
+        records.push_back(test_record(host, t, w, space, index, cost));
+      }
+    }
+    {
+      auto db = store::RecordStore::open(db_path);
+      ASSERT_TRUE(db.ok()) << db.status().message();
+      ASSERT_TRUE((*db)->append(records).ok());
+    }
+    auto db = store::RecordStore::open(db_path, /*read_only=*/true);
+    ASSERT_TRUE(db.ok());
+    RunResult r = compile_and_run(model, db->get());
+    EXPECT_TRUE(r.report.planned);
+    EXPECT_GT(r.report.plan_kernel_seconds, 0);
+    EXPECT_EQ(r.report.plan_unmeasured_kernels, 0);
+    EXPECT_NE(r.report.transform_costs.find("measured"), std::string::npos)
+        << r.report.transform_costs;
+    std::vector<float> ref = read_floats(kModels / model / "output.bin");
+    ASSERT_EQ(r.output.size(), ref.size());
+    EXPECT_LE(relative_error(r.output, ref), 1e-4);
+    EXPECT_LE(relative_error(r.output_two_threads, ref), 1e-4);
+    // `kiln compile` prints the plan and what it estimates.
+    testing::CommandResult cli =
+        testing::run_kiln("compile " + (kModels / model / (model + ".onnx")).string() + " --db " +
+                          db_path + " -o " + (dir / "model.kiln").string());
+    ASSERT_EQ(cli.exit_code, 0) << cli.output;
+    EXPECT_NE(cli.output.find("layout plan: conv kernels "), std::string::npos) << cli.output;
+    EXPECT_NE(cli.output.find("block conversions between them"), std::string::npos) << cli.output;
+    EXPECT_NE(cli.output.find("layout transforms remain"), std::string::npos) << cli.output;
+  }
 }
 
 // Conv -> BatchNormalization -> Relu -> Add(residual) -> Clip: BN folded into the conv, the three
@@ -234,6 +294,49 @@ TEST(CompiledModel, FoldsBatchNormAndFusesTheEpilogue) {
         double v = std::max(0.0, (acc - mean[o]) * s + beta[o]) + res[(o * h + i) * w + j];
         v = std::clamp(v, 0.0, 1.5);
         max_err = std::max(max_err, std::abs(v - y[(o * h + i) * w + j]));
+      }
+    }
+  }
+  EXPECT_LT(max_err, 1e-4);
+}
+
+// Conv -> Flatten: the conv writes NCHW[x]c and the view reads NCHW, so the unpack kernel (blocked
+// over packed rows, compiler/layout_programs.h) converts it; a width that is not a multiple of the
+// SIMD lanes and a batch of two exercise its tails and indices.
+TEST(CompiledModel, UnpackForAReaderThatIsNotAConvIsExact) {
+  const int64_t n = 2, c = 5, h = 3, w = 19, k = 24;
+  testing::OnnxModel m;
+  m.input("x", {n, c, h, w});
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(n * c * h * w), weight(k * c);
+  for (float& v : x) v = u(rng);
+  for (float& v : weight) v = u(rng);
+  m.floats("W", {k, c, 1, 1}, weight);
+  m.node("Conv", {"x", "W"}, {"c"});
+  m.node("Flatten", {"c"}, {"y"});
+  m.output("y");
+  Result<frontend::Graph> graph = frontend::import_onnx(m.write("unpack"));
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  compiler::CompileReport report;
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, {}, &report);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  EXPECT_EQ(report.layout_transforms, 2);  // x packed inside the conv, c unpacked for Flatten
+  auto exec = GraphExecutor::create(*artifact);
+  ASSERT_TRUE(exec.ok()) << exec.status().message();
+  ASSERT_TRUE((*exec)->set_input("x", x).ok());
+  (*exec)->run();
+  std::span<const float> y = (*exec)->get_output(0);
+  ASSERT_EQ(y.size(), static_cast<size_t>(n * k * h * w));
+  double max_err = 0;
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t o = 0; o < k; ++o) {
+      for (int64_t i = 0; i < h * w; ++i) {
+        double acc = 0;
+        for (int64_t ci = 0; ci < c; ++ci) {
+          acc += static_cast<double>(x[(b * c + ci) * h * w + i]) * weight[o * c + ci];
+        }
+        max_err = std::max(max_err, std::abs(acc - y[(b * k + o) * h * w + i]));
       }
     }
   }

@@ -1,0 +1,79 @@
+#include "compiler/layout_candidates.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "ops/registry.h"
+#include "store/record_store.h"
+
+namespace kiln::compiler {
+
+const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates) {
+  for (const ops::Template* t : templates) {
+    if (t->name() == "dense_pack.x86") return t;
+  }
+  return templates.empty() ? nullptr : templates.front();
+}
+
+Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload,
+                                                   store::RecordStore* store,
+                                                   const std::string& target,
+                                                   const ops::TargetInfo& info) {
+  std::vector<const ops::Template*> templates = ops::templates_for_op(workload.op);
+  const ops::Template* fallback_tmpl = fallback_template(templates);
+  if (!fallback_tmpl) return InternalError("no template for operator " + workload.op);
+
+  KILN_ASSIGN_OR_RETURN(ops::Workload fallback_w, fallback_tmpl->normalize(workload));
+  ConvCandidate fallback;
+  fallback.tmpl = fallback_tmpl;
+  fallback.workload = fallback_w;
+  fallback.config = fallback_tmpl->fallback(fallback_w, fallback_tmpl->space(fallback_w), info);
+  fallback.fallback = true;
+  std::optional<ops::ActivationBlocks> fallback_blocks =
+      fallback_tmpl->activation_blocks(fallback_w, fallback.config);
+  if (!fallback_blocks) {
+    return InternalError(std::string(fallback_tmpl->name()) +
+                         ": its fallback config implies no activation blocks");
+  }
+  fallback.blocks = *fallback_blocks;
+
+  std::vector<ConvCandidate> best_per_blocks;  // records only, in the order first seen
+  for (const ops::Template* tmpl : templates) {
+    if (!store) break;
+    KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
+    store::RecordFilter filter;
+    filter.target = target;
+    filter.task_name = std::string(tmpl->name());
+    filter.workload = w.to_string();
+    filter.only_ok = true;
+    filter.versions = store::Versions::kComparable;
+    KILN_ASSIGN_OR_RETURN(std::vector<store::Record> records, store->records(filter));
+    ConfigSpace space = tmpl->space(w);
+    for (const store::Record& r : records) {
+      Result<ConfigEntity> config = space.from_json_entities(r.entities);
+      if (!config.ok()) continue;  // a record of another space version: not usable here
+      std::optional<ops::ActivationBlocks> blocks = tmpl->activation_blocks(w, *config);
+      if (!blocks) continue;
+      double cost = r.mean_cost();
+      auto same = std::find_if(
+          best_per_blocks.begin(), best_per_blocks.end(),
+          [&](const ConvCandidate& c) { return c.tmpl == tmpl && c.blocks == *blocks; });
+      if (same != best_per_blocks.end() && same->seconds <= cost) continue;
+      ConvCandidate candidate{tmpl, w, std::move(config).value(), *blocks, cost, true, false};
+      if (same != best_per_blocks.end()) {
+        *same = std::move(candidate);
+      } else {
+        best_per_blocks.push_back(std::move(candidate));
+      }
+    }
+  }
+  // The fallback's time is unknown unless it was measured, and then it is one of the records:
+  // it is a candidate only where nothing is recorded (a guess must not outvote measurements).
+  std::vector<ConvCandidate> out;
+  if (best_per_blocks.empty()) out.push_back(std::move(fallback));
+  for (ConvCandidate& c : best_per_blocks) out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,49 @@
+// The configs the layout planner (compiler/layout_plan.h) chooses among for one conv workload:
+// for every template of the operator that chains packed activations (Template::activation_blocks)
+// and every distinct pair of blocks its records in the store imply, the fastest such record
+// (the runners-up of other blocks, not only the best), as TVM's graph tuner takes each task's
+// top records.
+//
+// The operator's fallback config is the only candidate where the workload has no record; its time
+// is then unknown (`measured` false, seconds 0). Next to records it is left out: a fallback that
+// was measured is one of the records already, and one that was not has no time to compare, and a
+// guess must not outvote measurements.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ops/config_space.h"
+#include "ops/template.h"
+#include "ops/workload.h"
+
+namespace kiln::store {
+class RecordStore;
+}
+
+namespace kiln::compiler {
+
+struct ConvCandidate {
+  const ops::Template* tmpl = nullptr;
+  ops::Workload workload;  // normalized for tmpl
+  ConfigEntity config;
+  ops::ActivationBlocks blocks;
+  double seconds = 0;
+  bool measured = false;  // seconds is a record's mean cost (else an estimate, or 0 if unknown)
+  bool fallback = false;  // the operator's fallback config
+};
+
+// The template TVM's strategy picks when nothing is tuned: dense_pack.x86 for dense, else the
+// operator's first template (the direct NCHWc convolutions).
+const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates);
+
+// Candidates for `workload` (records of `target` in `store`, which may be null: then the fallback
+// alone): the records' candidates, or the fallback alone. Errors: a workload no template accepts, a
+// store read failure.
+Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload,
+                                                   store::RecordStore* store,
+                                                   const std::string& target,
+                                                   const ops::TargetInfo& info);
+
+}  // namespace kiln::compiler
