@@ -312,6 +312,9 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(const ops::Workload& 
   Choice best;
   double best_cost = 0;
   for (const ops::Template* tmpl : templates) {
+    // An extra template (Winograd) applies to some workloads only, and competes only with a
+    // measured record of a TVM template (they come first): never with an untuned fallback.
+    if (tmpl->extra() && (!best.tmpl || !tmpl->normalize(workload).ok())) continue;
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
     if (!options_.store) continue;
     KILN_ASSIGN_OR_RETURN(
@@ -328,8 +331,8 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(const ops::Workload& 
   bool tuned = best.tmpl != nullptr;
   if (!tuned) {
     // TVM's strategy picks the implementation with the highest priority when nothing is tuned:
-    // dense_pack.x86 over dense_nopack.x86; the operator's only template otherwise.
-    const ops::Template* tmpl = templates.back();
+    // dense_pack.x86 over dense_nopack.x86; the operator's only TVM template otherwise.
+    const ops::Template* tmpl = templates.front();
     for (const ops::Template* t : templates) {
       if (t->name() == "dense_pack.x86") tmpl = t;
     }
