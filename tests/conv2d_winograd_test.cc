@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <set>
 #include <span>
@@ -351,6 +353,52 @@ TEST(Conv2dWinograd, CompileUsesItOnlyWhereItsRecordBeatsTheDirectOne) {
   EXPECT_EQ(chosen(mixed.report),
             (std::vector<std::string>{"conv2d_NCHWc.x86", "conv2d_NCHWc_winograd.x86"}));
   EXPECT_LE(max_relative_error(mixed.output, untuned.output), 1e-5);
+}
+
+std::vector<float> read_floats(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<float> data(std::filesystem::file_size(path) / sizeof(float));
+  f.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * 4));
+  return data;
+}
+
+// ResNet-18 with every 3x3 stride-1 conv on Winograd (its records beat the direct ones): the
+// output still matches the reference output to 1e-4, the bound for a compiled model.
+TEST(Conv2dWinograd, ResNet18OnWinogradMatchesTheReferenceOutput) {
+  const std::string dir = std::string(KILN_SHARED_DIR) + "/models/resnet18/";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no " << dir;
+  Result<frontend::Graph> graph = frontend::import_onnx(dir + "resnet18.onnx");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  frontend::TaskExtraction extraction = frontend::extract_tasks(*graph);
+  std::vector<frontend::ModelTask> extra = frontend::extra_tasks(extraction.tasks);
+  ASSERT_EQ(extra.size(), 4u);  // 64x56x56, 128x28x28, 256x14x14, 512x7x7
+  std::vector<store::Record> records;
+  for (const frontend::ModelTask& t : extra) {
+    records.push_back(record_of(direct(), t.workload.to_string(), 1e-3));
+    records.push_back(record_of(winograd(), t.workload.to_string(), 1e-4));
+  }
+  testing::TempDir tmp("kiln-winograd");
+  auto db = store::RecordStore::open(tmp.file("resnet.db"));
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  ASSERT_TRUE((*db)->append(records).ok());
+
+  compiler::CompileOptions options;
+  options.store = db->get();
+  compiler::CompileReport report;
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, options, &report);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  int on_winograd = 0;
+  for (const compiler::CompiledTask& t : report.tasks) {
+    on_winograd += t.template_name == "conv2d_NCHWc_winograd.x86" ? t.count : 0;
+  }
+  EXPECT_EQ(on_winograd, 13);  // 4 + 3 + 3 + 3: all but the stride-2 first conv of stages 2-4
+  Result<std::unique_ptr<GraphExecutor>> exec = GraphExecutor::create(*artifact, 2, "resnet18");
+  ASSERT_TRUE(exec.ok()) << exec.status().message();
+  ASSERT_TRUE((*exec)->set_input((*exec)->input_info(0).name, read_floats(dir + "input.bin")).ok());
+  (*exec)->run();
+  std::span<const float> y = (*exec)->get_output(0);
+  std::vector<float> got(y.begin(), y.end());
+  EXPECT_LE(max_relative_error(got, read_floats(dir + "output.bin")), 1e-4);
 }
 
 // End to end: `kiln tune MODEL` tunes the Winograd tasks next to TVM's (not with --no-winograd),
