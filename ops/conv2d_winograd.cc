@@ -116,19 +116,13 @@ class Conv2dWinogradTemplate final : public Template {
   std::string_view op() const override { return "conv2d"; }
   bool extra() const override { return true; }
 
+  // conv2d_NCHWc.x86's normalization (the same keys, defaults and canonical form, groups=1),
+  // then the shapes F(4x4, 3x3) computes.
   Result<Workload> normalize(const Workload& w) const override {
-    KILN_ASSIGN_OR_RETURN(Workload out, conv::normalize(w, name(),
-                                                        {{"N", {}},
-                                                         {"C", {}},
-                                                         {"H", {}},
-                                                         {"W", {}},
-                                                         {"K", {}},
-                                                         {"R", {}},
-                                                         {"S", {}},
-                                                         {"dilation", 1},
-                                                         {"groups", 1}}));
-    conv::Geometry g = conv::geometry(out);
     std::string where = std::string(name()) + " workload " + w.to_string() + ": ";
+    Result<Workload> direct = conv2d_nchwc_template().normalize(w);
+    if (!direct.ok()) return InvalidArgument(where + direct.status().message());
+    conv::Geometry g = conv::geometry(*direct);
     if (g.r != 3 || g.s != 3) {
       return InvalidArgument(where + "only 3x3 kernels are supported (R=" + std::to_string(g.r) +
                              ", S=" + std::to_string(g.s) + ")");
@@ -141,11 +135,7 @@ class Conv2dWinogradTemplate final : public Template {
       return InvalidArgument(
           where + "only dilation=1 is supported (dilation=" + std::to_string(g.dilation) + ")");
     }
-    if (out.at("groups") != 1) {
-      return InvalidArgument(
-          where + "only groups=1 is supported (groups=" + std::to_string(out.at("groups")) + ")");
-    }
-    return out;
+    return direct;
   }
 
   std::vector<TensorSpec> inputs(const Workload& w) const override {
