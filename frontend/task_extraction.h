@@ -1,7 +1,8 @@
 // Task extraction, as TVM's autotvm.task.extract_from_program: every tunable node of a Graph
-// (frontend/workload_mapping.h) becomes one task per template of its operator (dense is both
-// dense_nopack.x86 and dense_pack.x86); a task is a template plus a normalized workload, and
-// equal tasks are merged, their occurrences counted (the task's weight).
+// (frontend/workload_mapping.h) becomes one task per TVM template of its operator (dense is both
+// dense_nopack.x86 and dense_pack.x86; kiln's extra templates come from extra_tasks); a task is a
+// template plus a normalized workload, and equal tasks are merged, their occurrences counted (the
+// task's weight).
 #pragma once
 
 #include <cstdint>

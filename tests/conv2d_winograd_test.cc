@@ -299,10 +299,18 @@ double max_relative_error(const std::vector<float>& got, const std::vector<float
   return err / std::max(scale, 1e-30);
 }
 
-// The template each conv of the report runs with, in task order.
-std::vector<std::string> chosen(const compiler::CompileReport& r) {
+// The templates the report's convs run with, for `workloads` in their order (the report lists
+// its tasks by template and workload, not in graph order).
+std::vector<std::string> chosen(const compiler::CompileReport& r,
+                                const std::vector<std::string>& workloads) {
   std::vector<std::string> out;
-  for (const compiler::CompiledTask& t : r.tasks) out.push_back(t.template_name);
+  for (const std::string& text : workloads) {
+    std::string name = "(none)";
+    for (const compiler::CompiledTask& t : r.tasks) {
+      if (t.workload == normalized(direct(), text).to_string()) name = t.template_name;
+    }
+    out.push_back(name);
+  }
   return out;
 }
 
@@ -331,7 +339,7 @@ TEST(Conv2dWinograd, CompileUsesItOnlyWhereItsRecordBeatsTheDirectOne) {
   const std::string conv1 = "conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1";
   const std::string conv2 = "conv2d:N=1,C=16,H=10,W=10,K=8,R=3,S=3,pad=1";
   Compiled untuned = compile_and_run(model, nullptr);
-  EXPECT_EQ(chosen(untuned.report),
+  EXPECT_EQ(chosen(untuned.report, {conv1, conv2}),
             (std::vector<std::string>{"conv2d_NCHWc.x86", "conv2d_NCHWc.x86"}));
 
   testing::TempDir dir("kiln-winograd");
@@ -342,7 +350,7 @@ TEST(Conv2dWinograd, CompileUsesItOnlyWhereItsRecordBeatsTheDirectOne) {
   ASSERT_TRUE(
       (*db)->append({record_of(winograd(), conv1, 1e-6), record_of(winograd(), conv2, 1e-6)}).ok());
   Compiled only_winograd = compile_and_run(model, db->get());
-  EXPECT_EQ(chosen(only_winograd.report),
+  EXPECT_EQ(chosen(only_winograd.report, {conv1, conv2}),
             (std::vector<std::string>{"conv2d_NCHWc.x86", "conv2d_NCHWc.x86"}));
   for (const compiler::CompiledTask& t : only_winograd.report.tasks) EXPECT_FALSE(t.tuned);
 
@@ -350,7 +358,7 @@ TEST(Conv2dWinograd, CompileUsesItOnlyWhereItsRecordBeatsTheDirectOne) {
   ASSERT_TRUE(
       (*db)->append({record_of(direct(), conv1, 1e-7), record_of(direct(), conv2, 1e-5)}).ok());
   Compiled mixed = compile_and_run(model, db->get());
-  EXPECT_EQ(chosen(mixed.report),
+  EXPECT_EQ(chosen(mixed.report, {conv1, conv2}),
             (std::vector<std::string>{"conv2d_NCHWc.x86", "conv2d_NCHWc_winograd.x86"}));
   EXPECT_LE(max_relative_error(mixed.output, untuned.output), 1e-5);
 }
@@ -427,9 +435,10 @@ TEST(Conv2dWinograd, TuneModelThenCompilePicksTheFasterTemplate) {
   auto db = store::RecordStore::open(db_path, /*read_only=*/true);
   ASSERT_TRUE(db.ok()) << db.status().message();
   const std::string target = builder::host_target().to_string();
+  const std::vector<std::string> convs = {"conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1",
+                                          "conv2d:N=1,C=16,H=10,W=10,K=8,R=3,S=3,pad=1"};
   std::vector<std::string> faster;
-  for (const char* text : {"conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1",
-                           "conv2d:N=1,C=16,H=10,W=10,K=8,R=3,S=3,pad=1"}) {
+  for (const std::string& text : convs) {
     Workload w = normalized(direct(), text);
     auto d = (*db)->best(target, "conv2d_NCHWc.x86", w.to_string());
     auto g = (*db)->best(target, "conv2d_NCHWc_winograd.x86", w.to_string());
@@ -438,7 +447,7 @@ TEST(Conv2dWinograd, TuneModelThenCompilePicksTheFasterTemplate) {
                                                            : "conv2d_NCHWc.x86");
   }
   Compiled compiled = compile_and_run(model, db->get());
-  EXPECT_EQ(chosen(compiled.report), faster);
+  EXPECT_EQ(chosen(compiled.report, convs), faster);
   for (const compiler::CompiledTask& t : compiled.report.tasks) EXPECT_TRUE(t.tuned);
   EXPECT_LE(max_relative_error(compiled.output, compile_and_run(model, nullptr).output), 1e-5);
 }
