@@ -33,6 +33,7 @@ struct TuneCommandOptions {
   std::optional<int64_t> trials_per_task;
   std::string time;
   std::string scheduler = "gradient";
+  bool no_winograd = false;
   bool trials_given = false;
   std::string tuner = "xgb";
   bool no_transfer = false;
@@ -223,10 +224,15 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
   frontend::Graph graph =
       value_or_exit(frontend::import_onnx(o.model, import_options(o.input_shapes)));
   frontend::TaskExtraction extraction = frontend::extract_tasks(graph);
+  // kiln's extra tasks (the Winograd convolution of 3x3 stride-1 layers) after TVM's.
+  std::vector<frontend::ModelTask> extra;
+  if (!o.no_winograd) extra = frontend::extra_tasks(extraction.tasks);
   std::vector<tuner::ModelTask> tasks;
-  for (const frontend::ModelTask& t : extraction.tasks) {
-    if (!op_selected(o.ops, t.workload.op)) continue;
-    tasks.push_back({{t.tmpl, t.workload}, static_cast<double>(t.count)});
+  for (const auto* list : {&extraction.tasks, &extra}) {
+    for (const frontend::ModelTask& t : *list) {
+      if (!op_selected(o.ops, t.workload.op)) continue;
+      tasks.push_back({{t.tmpl, t.workload}, static_cast<double>(t.count)});
+    }
   }
   if (tasks.empty()) {
     throw CommandError{o.model + ": no tunable task" + (o.ops.empty() ? "" : " of --ops")};
@@ -373,6 +379,9 @@ Command add_tune_command(CLI::App& app) {
                   "ends is finished and recorded)");
   cmd->add_option("--scheduler", o->scheduler,
                   "model: gradient (Ansor's, the default) or round-robin (AutoTVM's order)");
+  cmd->add_flag("--no-winograd", o->no_winograd,
+                "model: tune only TVM's tasks, not also conv2d_NCHWc_winograd.x86 for the 3x3 "
+                "stride-1 convolutions (`kiln compile` uses it only where it measured faster)");
   cmd->add_option("--loss", o->tuner_settings.loss, "xgb tuners: rank, reg or rank-binary");
   cmd->add_option("--feature", o->tuner_settings.feature, "xgb tuners: itervar, knob or curve");
   cmd->add_option("--diversity-filter-ratio", o->tuner_settings.diversity_filter_ratio,

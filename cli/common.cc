@@ -82,8 +82,9 @@ void add_target_option(CLI::App* cmd, std::string* target, const std::string& he
 void add_task_options(CLI::App* cmd, TaskOptions* o, bool workload_required) {
   auto* w = cmd->add_option("--workload,-w", o->workload, "e.g. dense:M=1024,N=1024,K=1024");
   if (workload_required) w->required();
-  cmd->add_option("--template", o->template_name,
-                  "one template of the operator (default: all of them; see `kiln templates`)");
+  cmd->add_option(
+      "--template", o->template_name,
+      "one template of the operator (default: its TVM templates; see `kiln templates`)");
   add_target_option(cmd, &o->target,
                     "e.g. 'llvm -mcpu=znver5' (default: llvm, the host's CPU and features)");
 }

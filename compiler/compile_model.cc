@@ -338,6 +338,9 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(size_t index,
     tuned = best.tuned;
   }
   for (const ops::Template* tmpl : templates) {
+    // An extra template (Winograd) applies to some workloads only, and competes only with a
+    // measured record of a TVM template (they come first): never with an untuned fallback.
+    if (tmpl->extra() && (!best.tmpl || !tmpl->normalize(workload).ok())) continue;
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
     if (!options_.store || planning_ || planned != plan_.end()) continue;
     KILN_ASSIGN_OR_RETURN(

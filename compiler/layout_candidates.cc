@@ -41,6 +41,9 @@ Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload
   std::vector<ConvCandidate> best_per_blocks;  // records only, in the order first seen
   for (const ops::Template* tmpl : templates) {
     if (!store) break;
+    // An extra template (Winograd) applies to some workloads only, and competes only with
+    // measured records of the TVM templates (they come first), as choose_config rules.
+    if (tmpl->extra() && (best_per_blocks.empty() || !tmpl->normalize(workload).ok())) continue;
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
     store::RecordFilter filter;
     filter.target = target;

@@ -41,6 +41,7 @@ TaskExtraction extract_tasks(const Graph& graph) {
     std::vector<std::pair<const ops::Template*, ops::Workload>> normalized;
     std::string problem;
     for (const ops::Template* t : templates) {
+      if (t->extra()) continue;  // not a TVM task: model tuning adds it where it applies
       Result<ops::Workload> w = t->normalize(raw);
       if (!w.ok()) {
         problem = w.status().message();
@@ -79,6 +80,26 @@ TaskExtraction extract_tasks(const Graph& graph) {
     }
   }
   out.workloads = static_cast<int64_t>(workloads.size());
+  return out;
+}
+
+std::vector<ModelTask> extra_tasks(const std::vector<ModelTask>& tasks) {
+  std::vector<ModelTask> out;
+  std::set<std::pair<std::string, std::string>> seen;  // (template, workload)
+  for (const ModelTask& task : tasks) {
+    for (const ops::Template* t : ops::templates_for_op(task.tmpl->op())) {
+      if (!t->extra()) continue;
+      Result<ops::Workload> w = t->normalize(task.workload);
+      if (!w.ok()) continue;  // the extra template does not apply to this workload
+      if (!seen.emplace(std::string(t->name()), w->to_string()).second) continue;
+      ModelTask extra = task;
+      extra.tmpl = t;
+      extra.flops = t->flop(*w);
+      extra.space_size = t->space(*w).size();
+      extra.workload = std::move(w).value();
+      out.push_back(std::move(extra));
+    }
+  }
   return out;
 }
 

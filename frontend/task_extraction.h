@@ -1,7 +1,8 @@
 // Task extraction, as TVM's autotvm.task.extract_from_program: every tunable node of a Graph
-// (frontend/workload_mapping.h) becomes one task per template of its operator (dense is both
-// dense_nopack.x86 and dense_pack.x86); a task is a template plus a normalized workload, and
-// equal tasks are merged, their occurrences counted (the task's weight).
+// (frontend/workload_mapping.h) becomes one task per TVM template of its operator (dense is both
+// dense_nopack.x86 and dense_pack.x86; kiln's extra templates come from extra_tasks); a task is a
+// template plus a normalized workload, and equal tasks are merged, their occurrences counted (the
+// task's weight).
 #pragma once
 
 #include <cstdint>
@@ -34,5 +35,11 @@ struct TaskExtraction {
 };
 
 TaskExtraction extract_tasks(const Graph& graph);
+
+// kiln's extra tasks for `tasks` (Template::extra, e.g. conv2d_NCHWc_winograd.x86 for the 3x3
+// stride-1 convolutions): one per task and extra template of its operator that accepts its
+// workload, with the task's weight and nodes, after all of `tasks` in their order. Duplicates
+// (two templates of one workload) yield one extra task.
+std::vector<ModelTask> extra_tasks(const std::vector<ModelTask>& tasks);
 
 }  // namespace kiln::frontend

@@ -41,21 +41,6 @@ int64_t pair_value(const Workload& w, const std::string& key, const char* suffix
   return it != w.params.end() ? it->second : w.at(key + suffix);
 }
 
-// The variables of a fused loop over dims (outermost first), e.g. f -> (f / (b*c), f / c % b,
-// f % c); dimensions of extent 1 are the constant 0.
-std::vector<Expr> unfuse(const Expr& f, const std::vector<int64_t>& dims) {
-  std::vector<Expr> out(dims.size());
-  int64_t inner = 1;
-  for (size_t i = dims.size(); i-- > 0;) {
-    bool outermost =
-        i == 0 || std::all_of(dims.begin(), dims.begin() + i, [](int64_t d) { return d == 1; });
-    Expr x = inner == 1 ? f : f / Expr(inner);
-    out[i] = dims[i] == 1 ? Expr(0) : outermost ? x : x % Expr(dims[i]);
-    inner *= dims[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -152,6 +137,19 @@ void reference(const Geometry& g, bool depthwise, const float* data, const float
       }
     }
   }
+}
+
+std::vector<Expr> unfuse(const Expr& f, const std::vector<int64_t>& dims) {
+  std::vector<Expr> out(dims.size());
+  int64_t inner = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    bool outermost =
+        i == 0 || std::all_of(dims.begin(), dims.begin() + i, [](int64_t d) { return d == 1; });
+    Expr x = inner == 1 ? f : f / Expr(inner);
+    out[i] = dims[i] == 1 ? Expr(0) : outermost ? x : x % Expr(dims[i]);
+    inner *= dims[i];
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

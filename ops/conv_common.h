@@ -81,6 +81,10 @@ Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob)
 // ---------------------------------------------------------------------------------------------
 // Schedule.
 
+// The variables of a fused loop over dims (outermost first), e.g. f -> (f / (b*c), f / c % b,
+// f % c); dimensions of extent 1 are the constant 0.
+std::vector<ir::Expr> unfuse(const ir::Expr& f, const std::vector<int64_t>& dims);
+
 // vector_loop splits longer loops into SIMD bodies of at most this many lanes.
 inline constexpr int64_t kMaxSimdLanes = 64;  // widest SIMD body the code generator makes
 

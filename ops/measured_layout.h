@@ -5,7 +5,9 @@
 // same: the NCHWc convolutions are instantiated with data_block = tile_ic[-1] and a packed output,
 // so their timed stage reads packed data and a packed kernel and writes the packed output; the
 // data's padding copy and the kernel packing stay in untimed stages (TVM's tuning gets both
-// ready). In a compiled model the layout transforms are kernels of their own (compiler/).
+// ready). kiln's conv2d_NCHWc_winograd.x86 is measured the same way: its weight transform
+// (G g G^T) is untimed like the kernel packing, its data, GEMM and output transforms are timed.
+// In a compiled model the layout transforms are kernels of their own (compiler/).
 //
 // This file is the one place that knows it: everything that instantiates a config in order to
 // measure it (builder, cost model features, `kiln show`) goes through instantiate_measured, and

@@ -6,8 +6,8 @@ namespace {
 
 std::vector<const Template*>& registry() {
   static std::vector<const Template*> templates = {
-      &dense_nopack_template(), &dense_pack_template(), &conv2d_nchwc_template(),
-      &depthwise_conv2d_nchwc_template(), &batch_matmul_template()};
+      &dense_nopack_template(),           &dense_pack_template(),   &conv2d_nchwc_template(),
+      &depthwise_conv2d_nchwc_template(), &batch_matmul_template(), &conv2d_winograd_template()};
   return templates;
 }
 
@@ -46,7 +46,14 @@ Result<std::vector<const Template*>> resolve_templates(const Workload& w,
     }
     return InvalidArgument("unknown operator '" + w.op + "' (known: " + known + ")");
   }
-  if (template_name.empty()) return candidates;
+  if (template_name.empty()) {
+    // TVM's templates: an extra template is tuned only when named (Template::extra).
+    std::vector<const Template*> tvm;
+    for (const Template* t : candidates) {
+      if (!t->extra()) tvm.push_back(t);
+    }
+    return tvm;
+  }
   for (const Template* t : candidates) {
     if (t->name() == template_name) return std::vector<const Template*>{t};
   }

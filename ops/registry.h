@@ -20,12 +20,14 @@ void register_template(const Template* tmpl);
 // The template with TVM task name `name` (e.g. "dense_pack.x86"), or nullptr.
 const Template* find_template(std::string_view name);
 
-// The templates of an operator (e.g. "dense" -> dense_nopack.x86, dense_pack.x86).
+// The templates of an operator (e.g. "dense" -> dense_nopack.x86, dense_pack.x86), TVM's
+// templates first, then kiln's extra ones (conv2d -> conv2d_NCHWc.x86,
+// conv2d_NCHWc_winograd.x86).
 std::vector<const Template*> templates_for_op(std::string_view op);
 
-// Resolves a workload and an optional template name to the templates to use: all of the
-// operator's templates when `template_name` is empty. Errors name an unknown operator or a
-// template that does not belong to the operator.
+// Resolves a workload and an optional template name to the templates to use: the operator's
+// TVM templates (not the extra ones, Template::extra) when `template_name` is empty. Errors name an
+// unknown operator or a template that does not belong to the operator.
 Result<std::vector<const Template*>> resolve_templates(const Workload& w,
                                                        std::string_view template_name);
 
@@ -35,5 +37,6 @@ const Template& dense_pack_template();
 const Template& conv2d_nchwc_template();
 const Template& depthwise_conv2d_nchwc_template();
 const Template& batch_matmul_template();
+const Template& conv2d_winograd_template();
 
 }  // namespace kiln::ops

@@ -57,6 +57,13 @@ class Template {
   virtual std::string_view name() const = 0;  // TVM task name, e.g. "dense_pack.x86"
   virtual std::string_view op() const = 0;    // workload operator, e.g. "dense"
 
+  // True for kiln's own templates beyond AutoTVM's x86 set (conv2d_NCHWc_winograd.x86). Such a
+  // template applies to only some workloads of its operator (normalize refuses the others), is
+  // not one of TVM's tasks (task extraction, `kiln tasks` and a --workload without --template
+  // leave it out) and is used only where a measured record of it beats the operator's TVM
+  // templates (never as the untuned fallback).
+  virtual bool extra() const { return false; }
+
   // Checks the workload's parameters and fills in defaults (stride=1, pad=0, ...). The error
   // names the template and the bad, missing or unknown key. Every other method REQUIRES a
   // workload returned by normalize.
