@@ -80,7 +80,7 @@ export: {tvm_log: out.log, compiled_model: out.kiln}
 }
 
 TEST(JobSpecTest, WorkloadJobWithDefaults) {
-  Result<JobSpec> s = parse_job_spec("workloads: [dense:M=16,N=16,K=16]\n", "job.yaml");
+  Result<JobSpec> s = parse_job_spec("workloads: [\"dense:M=16,N=16,K=16\"]\n", "job.yaml");
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->workloads.size(), 1u);
   EXPECT_EQ(s->tuner, "xgb");
@@ -105,7 +105,7 @@ TEST(JobSpecTest, TheExampleJobFilesAreValid) {
 }
 
 TEST(JobSpecTest, EachMistakeNamesItsField) {
-  const std::string w = "workloads: [dense:M=16,N=16,K=16]\n";
+  const std::string w = "workloads: [\"dense:M=16,N=16,K=16\"]\n";
   EXPECT_HAS(error_of(w + "budgett: {trials: 3}\n"), "job.yaml: budgett: unknown key");
   EXPECT_HAS(error_of(w + "budget: {trial: 3}\n"), "budget.trial: unknown key");
   EXPECT_HAS(error_of(w + "budget: {trials: -5}\n"), "budget.trials: expected an integer in [1,");
@@ -146,7 +146,8 @@ TEST(JobSpecTest, EachMistakeNamesItsField) {
 }
 
 TEST(JobSpecTest, ErrorsGiveTheLine) {
-  EXPECT_HAS(error_of("workloads: [dense:M=16,N=16,K=16]\nbudget:\n  trials: -5\n"), "(line 3)");
+  EXPECT_HAS(error_of("workloads: [\"dense:M=16,N=16,K=16\"]\nbudget:\n  trials: -5\n"),
+             "(line 3)");
 }
 
 }  // namespace

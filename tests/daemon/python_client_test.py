@@ -45,7 +45,7 @@ def main():
             # A malformed job: the field is named.
             try:
                 stub.SubmitJob(kiln_pb2.SubmitJobRequest(
-                    spec_yaml="workloads: [dense:M=16,N=16,K=16]\nbudget: {trials: -1}\n"),
+                    spec_yaml="workloads: [\"dense:M=16,N=16,K=16\"]\nbudget: {trials: -1}\n"),
                     timeout=10)
                 raise AssertionError("a negative budget was accepted")
             except grpc.RpcError as e:

@@ -99,15 +99,23 @@ JobRecords job_records(store::RecordStore& db, int64_t id) {
   return out;
 }
 
+// The suite's run kills 5 times; KILN_SERVE_KILLS=20 for the acceptance run.
 int kills_from_env() {
   const char* n = std::getenv("KILN_SERVE_KILLS");
-  return n ? std::atoi(n) : 4;
+  return n ? std::atoi(n) : 5;
+}
+
+bool any_unfinished(const std::map<int64_t, std::string>& s) {
+  for (const auto& [id, state] : s) {
+    if (state != "done" && state != "failed" && state != "cancelled") return true;
+  }
+  return false;
 }
 
 TEST(ServeE2E, SurvivesSigkillsWithExactTrials) {
   TempDir dir;
   const std::string db = dir.file("k.db");
-  const int kTrials = 16;
+  const int kTrials = 30;
   std::string a = dir.write("a.yaml", small_job("dense:M=16,N=32,K=32", kTrials));
   std::string b = dir.write("b.yaml", small_job("dense:M=16,N=48,K=32", kTrials));
   int generation = 0;
@@ -124,16 +132,20 @@ TEST(ServeE2E, SurvivesSigkillsWithExactTrials) {
   ASSERT_GT(jb, 0);
 
   std::mt19937 rng(std::random_device{}());
-  std::uniform_int_distribution<int> pause_ms(300, 2500);
+  std::uniform_int_distribution<int> pause_ms(200, 1500);
   const int kills = kills_from_env();
+  int mid_job = 0;  // kills while a job was still running or queued
   for (int k = 0; k < kills; ++k) {
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
+    mid_job += any_unfinished(states(jobs_json(serve->address())));
     serve->kill(SIGKILL);
     serve->wait_exit(10);
     serve = start();
     ASSERT_FALSE(serve->address().empty()) << serve->log();
   }
   std::map<int64_t, std::string> s = wait_final(serve->address(), 240);
+  std::printf("%d SIGKILLs, %d of them while a job was unfinished\n", kills, mid_job);
+  EXPECT_GE(mid_job, 1);
   EXPECT_EQ(s[ja], "done") << serve->log();
   EXPECT_EQ(s[jb], "done") << serve->log();
   serve->kill(SIGTERM);
@@ -270,13 +282,13 @@ TEST(ServeE2E, RejectsMalformedJobsAndRpcsNamingTheField) {
   testing::CommandResult r = run_kiln("submit " + missing + server);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("model: no such file"));
-  std::string target =
-      dir.write("target.yaml", "workloads: [dense:M=16,N=16,K=16]\ntarget: 'llvm -mcpu=nocpu'\n");
+  std::string target = dir.write(
+      "target.yaml", "workloads: [\"dense:M=16,N=16,K=16\"]\ntarget: 'llvm -mcpu=nocpu'\n");
   r = run_kiln("submit " + target + server);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("target: "));
   std::string negative =
-      dir.write("neg.yaml", "workloads: [dense:M=16,N=16,K=16]\nbudget: {trials: -3}\n");
+      dir.write("neg.yaml", "workloads: [\"dense:M=16,N=16,K=16\"]\nbudget: {trials: -3}\n");
   r = run_kiln("submit " + negative + server);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("budget.trials"));
@@ -294,11 +306,11 @@ TEST(ServeE2E, RejectsMalformedJobsAndRpcsNamingTheField) {
   grpc::Status st = call(&v1::Tuner::Stub::SubmitJob, submit_req, &submit_reply);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(st.error_message(), HasSubstr("spec_yaml"));
-  submit_req.set_spec_yaml("workloads: [dense:M=16,N=16,K=16]\nbudget: {trials: -3}\n");
+  submit_req.set_spec_yaml("workloads: [\"dense:M=16,N=16,K=16\"]\nbudget: {trials: -3}\n");
   st = call(&v1::Tuner::Stub::SubmitJob, submit_req, &submit_reply);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(st.error_message(), HasSubstr("budget.trials"));
-  submit_req.set_spec_yaml("workloads: [dense:M=16,N=16,K=16]\n");
+  submit_req.set_spec_yaml("workloads: [\"dense:M=16,N=16,K=16\"]\n");
   submit_req.set_base_dir("relative/dir");
   st = call(&v1::Tuner::Stub::SubmitJob, submit_req, &submit_reply);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
