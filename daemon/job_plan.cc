@@ -87,6 +87,9 @@ Result<JobPlan> plan_job(const JobSpec& spec, const std::string& source) {
   o.job.loop.early_stopping = spec.early_stopping;
   o.job.loop.measure_options = tuner::measure_options_text(spec.measure, spec.build_timeout_s);
   o.job.loop.source = source;
+  // The job's claims are its own across restarts: a daemon killed with configs claimed resumes
+  // the job under the same owner and takes them up again, instead of waiting for them to expire.
+  o.job.loop.lease_owner = source;
   o.scheduler.strategy = spec.scheduler == "round-robin" ? tuner::SchedulerStrategy::kRoundRobin
                                                          : tuner::SchedulerStrategy::kGradient;
   o.budget.total_trials = spec.budget.trials;

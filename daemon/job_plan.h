@@ -33,7 +33,8 @@ struct JobPlan {
 };
 
 // Plans the job. Fails (naming the job's field) when the model cannot be read or has no task.
-// `source` is written on every record (store::job_source).
+// `source` is written on every record (store::job_source) and owns the job's config claims
+// (leases), so that a restarted daemon takes up the claims of the run it replaces.
 Result<JobPlan> plan_job(const JobSpec& spec, const std::string& source);
 
 }  // namespace kiln::daemon

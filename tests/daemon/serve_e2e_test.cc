@@ -115,9 +115,11 @@ bool any_unfinished(const std::map<int64_t, std::string>& s) {
 TEST(ServeE2E, SurvivesSigkillsWithExactTrials) {
   TempDir dir;
   const std::string db = dir.file("k.db");
-  const int kTrials = 30;
-  std::string a = dir.write("a.yaml", small_job("dense:M=16,N=32,K=32", kTrials));
-  std::string b = dir.write("b.yaml", small_job("dense:M=16,N=48,K=32", kTrials));
+  const int kills = kills_from_env();
+  // Enough trials that the jobs outlast the kills (about a second apart).
+  const int kTrials = 10 + 5 * kills;
+  std::string a = dir.write("a.yaml", small_job("dense:M=64,N=96,K=64", kTrials));
+  std::string b = dir.write("b.yaml", small_job("dense:M=64,N=64,K=64", kTrials));
   int generation = 0;
   auto start = [&] {
     return std::make_unique<ServeProcess>(
@@ -133,7 +135,6 @@ TEST(ServeE2E, SurvivesSigkillsWithExactTrials) {
 
   std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<int> pause_ms(200, 1500);
-  const int kills = kills_from_env();
   int mid_job = 0;  // kills while a job was still running or queued
   for (int k = 0; k < kills; ++k) {
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
