@@ -246,6 +246,89 @@ TEST(ServeE2E, SigtermDrainsAndTheJobResumes) {
   EXPECT_EQ(tvm["input"][1], "dense_nopack.x86");
 }
 
+// The time a job's budget counts is the time spent tuning it, over every run of the daemon.
+TEST(ServeE2E, ATimeBudgetCountsTheTimeSpentOverRestarts) {
+  TempDir dir;
+  const std::string db = dir.file("k.db");
+  std::string job = small_job("dense:M=64,N=96,K=64", 100000);
+  job.replace(job.find("budget: {trials: 100000}"), std::string("budget: {trials: 100000}").size(),
+              "budget: {time: 3s}");
+  std::string a = dir.write("a.yaml", job);
+  auto serve =
+      std::make_unique<ServeProcess>(std::vector<std::string>{"--db", db}, dir.file("serve0.log"));
+  ASSERT_FALSE(serve->address().empty()) << serve->log();
+  int64_t id = submit(serve->address(), a);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+  serve->kill(SIGKILL);
+  serve->wait_exit(10);
+  double spent_before = 0;
+  {
+    auto jobs = store::JobStore::open(db);
+    ASSERT_TRUE(jobs.ok());
+    spent_before = (*jobs)->get(id)->seconds;
+  }
+  EXPECT_GT(spent_before, 0.5);
+  EXPECT_LT(spent_before, 3);
+  auto restart = std::chrono::steady_clock::now();
+  serve =
+      std::make_unique<ServeProcess>(std::vector<std::string>{"--db", db}, dir.file("serve1.log"));
+  std::map<int64_t, std::string> s = wait_final(serve->address(), 60);
+  EXPECT_EQ(s[id], "done") << serve->log();
+  double second_run =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - restart).count();
+  nlohmann::json jobs = jobs_json(serve->address());
+  ASSERT_TRUE(jobs.is_array() && jobs.size() == 1u);
+  double spent = jobs[0]["seconds"].get<double>();
+  // The budget is spent once in all (the last batch may overrun it a little), and the second
+  // run only tuned what the first one left.
+  EXPECT_GE(spent, 3.0);
+  EXPECT_LT(spent, 4.5);
+  EXPECT_LT(second_run, 3.0 - spent_before + 2.5);
+  EXPECT_THAT(jobs[0]["reason"].get<std::string>(), HasSubstr("time budget spent"));
+}
+
+TEST(ServeE2E, PauseResumeAndCancelFromTheCommandLine) {
+  TempDir dir;
+  const std::string db = dir.file("k.db");
+  std::string a = dir.write("a.yaml", small_job("dense:M=64,N=96,K=64", 400));
+  ServeProcess serve({"--db", db}, dir.file("serve.log"));
+  ASSERT_FALSE(serve.address().empty()) << serve.log();
+  const std::string server = " --server " + serve.address();
+  int64_t id = submit(serve.address(), a);
+  const std::string job = std::to_string(id);
+  auto wait_state = [&](const std::string& want) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (states(jobs_json(serve.address()))[id] == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_state("running")) << serve.log();
+  testing::CommandResult r = run_kiln("pause " + job + server);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(wait_state("paused")) << serve.log();
+  int64_t records = jobs_json(serve.address())[0]["records"].get<int64_t>();
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  EXPECT_EQ(jobs_json(serve.address())[0]["records"].get<int64_t>(), records);  // nothing runs
+  r = run_kiln("pause " + job + server);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("is paused"));
+  r = run_kiln("resume " + job + server);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(wait_state("running")) << serve.log();
+  r = run_kiln("cancel " + job + server);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(wait_state("cancelled")) << serve.log();
+  r = run_kiln("cancel " + job + server);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("cancelled already"));
+  // watch of a cancelled job: its status, exit code 1.
+  r = run_kiln("watch " + job + server);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cancelled"));
+}
+
 TEST(ServeE2E, AJobWhoseModelDisappearsFailsAloneWithTheReason) {
   TempDir dir;
   const std::string db = dir.file("k.db");
