@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <sstream>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <tuple>
 
 #include "builder/build_pool.h"
 #include "compiler/compile_model.h"
@@ -12,7 +15,7 @@
 #include "runner/local_runner.h"
 #include "runner/remote_runner.h"
 #include "runtime/model_artifact.h"
-#include "store/log_file.h"
+#include "store/tvm_log.h"
 #include "tuner/measure_options.h"
 
 namespace kiln::daemon {
@@ -25,8 +28,26 @@ double now_s() {
 
 std::string job_name(int64_t id) { return "job " + std::to_string(id); }
 
-Result<std::unique_ptr<runner::Runner>> make_remote_runner(const JobSpec& spec) {
+// The whole text or nothing at `path`: written beside it, then renamed over it.
+Status write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return IoError(tmp + ": cannot write");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return IoError(path + ": cannot write: " + ec.message());
+  return Status::Ok();
+}
+
+// The farm's runners, leased at the job's priority (the tracker queues requests by priority).
+Result<std::unique_ptr<runner::Runner>> make_remote_runner(const JobSpec& spec, int64_t id) {
   runner::RemoteRunnerOptions r;
+  r.priority = static_cast<int>(spec.priority);
+  r.client = store::job_source(id);
   r.tracker = spec.run_on.tracker;
   r.key = spec.run_on.key;
   r.auth.certs_dir = spec.run_on.certs_dir;
@@ -208,7 +229,7 @@ Status JobManager::run_job_body(int64_t id, Running& running, std::string* summa
     gated = std::make_unique<GatedRunner>(*inner, gate_, row.priority);
     runner = gated.get();
   } else {
-    KILN_ASSIGN_OR_RETURN(inner, make_remote_runner(spec));
+    KILN_ASSIGN_OR_RETURN(inner, make_remote_runner(spec, id));
     runner = inner.get();
   }
   plan.options.job.loop.lease_s =
@@ -272,12 +293,10 @@ Status JobManager::run_job_body(int64_t id, Running& running, std::string* summa
 
 Status JobManager::write_exports(int64_t id, const JobSpec& spec) {
   if (!spec.export_to.tvm_log.empty()) {
-    store::ExportOptions options;
-    options.format = store::LogFormat::kTvm;
-    options.best_only = true;
-    options.filter.source = store::job_source(id);
-    Result<store::ExportReport> r = store::export_file(*records_, spec.export_to.tvm_log, options);
-    if (!r.ok()) return InvalidArgument("export.tvm_log: " + r.status().message());
+    Result<std::string> log = export_tvm_log(id);
+    if (!log.ok()) return InvalidArgument("export.tvm_log: " + log.status().message());
+    Status s = write_file_atomically(spec.export_to.tvm_log, *log);
+    if (!s.ok()) return InvalidArgument("export.tvm_log: " + s.message());
   }
   if (!spec.export_to.compiled_model.empty()) {
     frontend::ImportOptions import;
@@ -393,13 +412,26 @@ Status JobManager::resume(int64_t id) {
 
 Result<std::string> JobManager::export_tvm_log(int64_t id) {
   KILN_RETURN_IF_ERROR(jobs_->get(id).status());
-  store::ExportOptions options;
-  options.format = store::LogFormat::kTvm;
-  options.best_only = true;
-  options.filter.source = store::job_source(id);
-  std::ostringstream out;
-  KILN_RETURN_IF_ERROR(store::export_records(*records_, out, options).status());
-  return out.str();
+  store::RecordFilter filter;
+  filter.source = store::job_source(id);
+  KILN_ASSIGN_OR_RETURN(std::vector<store::Record> records, records_->records(filter));
+  // The job's tasks, in the order it first measured them; for each, the store's best record (the
+  // one `kiln compile` would use, whoever measured it).
+  std::vector<std::tuple<std::string, std::string, std::string>> tasks;
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  for (const store::Record& r : records) {
+    auto key = std::make_tuple(r.target, r.task_name, r.workload);
+    if (seen.insert(key).second) tasks.push_back(key);
+  }
+  std::string log;
+  for (const auto& [target, task_name, workload] : tasks) {
+    KILN_ASSIGN_OR_RETURN(std::optional<store::Record> best,
+                          records_->best(target, task_name, workload));
+    if (!best) continue;  // no config of the task succeeded
+    KILN_ASSIGN_OR_RETURN(std::string line, store::to_tvm_line(*best));
+    log += line + "\n";
+  }
+  return log;
 }
 
 uint64_t JobManager::change_counter() {

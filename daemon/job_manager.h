@@ -92,7 +92,9 @@ class JobManager {
   Status cancel(int64_t id);
   Status pause(int64_t id);
   Status resume(int64_t id);
-  // The job's best record per task as TVM autotvm log lines (v0.2).
+  // For each task the job measured, the store's best record (the one `kiln compile` uses,
+  // whoever measured it), as TVM autotvm log lines (v0.2); a task without a successful record
+  // has no line.
   Result<std::string> export_tvm_log(int64_t id);
 
   // Blocks until some job's view changes after `seen` (a value of change_counter()), or

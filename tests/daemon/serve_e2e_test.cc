@@ -117,7 +117,7 @@ TEST(ServeE2E, SurvivesSigkillsWithExactTrials) {
   const std::string db = dir.file("k.db");
   const int kills = kills_from_env();
   // Enough trials that the jobs outlast the kills (about a second apart).
-  const int kTrials = 10 + 5 * kills;
+  const int kTrials = 20 + 5 * kills;
   std::string a = dir.write("a.yaml", small_job("dense:M=64,N=96,K=64", kTrials));
   std::string b = dir.write("b.yaml", small_job("dense:M=64,N=64,K=64", kTrials));
   int generation = 0;
@@ -139,6 +139,9 @@ TEST(ServeE2E, SurvivesSigkillsWithExactTrials) {
   for (int k = 0; k < kills; ++k) {
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
     mid_job += any_unfinished(states(jobs_json(serve->address())));
+    // Readers work while the daemon writes.
+    testing::CommandResult best = run_kiln("best --db " + db);
+    EXPECT_EQ(best.exit_code, 0) << best.output;
     serve->kill(SIGKILL);
     serve->wait_exit(10);
     serve = start();
@@ -149,6 +152,16 @@ TEST(ServeE2E, SurvivesSigkillsWithExactTrials) {
   EXPECT_GE(mid_job, 1);
   EXPECT_EQ(s[ja], "done") << serve->log();
   EXPECT_EQ(s[jb], "done") << serve->log();
+  // Each job's export has its own task's best, and only that.
+  testing::CommandResult ea =
+      run_kiln("export --job " + std::to_string(ja) + " --server " + serve->address());
+  testing::CommandResult eb =
+      run_kiln("export --job " + std::to_string(jb) + " --server " + serve->address());
+  EXPECT_THAT(ea.output, HasSubstr("[96, 64]"));
+  EXPECT_THAT(ea.output, ::testing::Not(HasSubstr("[64, 64], \"float32\"], null")));
+  EXPECT_THAT(eb.output, ::testing::Not(HasSubstr("[96, 64]")));
+  EXPECT_THAT(ea.output, HasSubstr("exported 1 records of job"));
+  EXPECT_THAT(eb.output, HasSubstr("exported 1 records of job"));
   serve->kill(SIGTERM);
   EXPECT_EQ(serve->wait_exit(30), 0);
 
