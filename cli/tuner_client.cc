@@ -39,7 +39,10 @@ void throw_rpc_error(const TunerClientOptions& o, const grpc::Status& s) {
   bool bad_input = s.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
                    s.error_code() == grpc::StatusCode::NOT_FOUND ||
                    s.error_code() == grpc::StatusCode::FAILED_PRECONDITION;
-  throw CommandError{"kiln serve " + o.server + ": " + s.error_message(),
+  std::string hint = s.error_code() == grpc::StatusCode::UNAVAILABLE
+                         ? " (is kiln serve running there? see --server)"
+                         : "";
+  throw CommandError{"kiln serve " + o.server + ": " + s.error_message() + hint,
                      bad_input ? kUsageError : kFailed};
 }
 

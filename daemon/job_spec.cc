@@ -285,6 +285,14 @@ Status check_what(const Reader& r, const YAML::Node& root, const JobSpec& spec) 
     std::string path = "workloads[" + std::to_string(i) + "]";
     Result<ops::Workload> w = ops::Workload::parse(spec.workloads[i]);
     if (!w.ok()) return r.error(path, w.status().message(), root["workloads"][i]);
+    if (i + 1 < spec.workloads.size() && spec.workloads[i + 1].find(':') == std::string::npos) {
+      // [dense:M=16,N=16,K=16] is a YAML list of three strings: its commas split it.
+      return r.error(path,
+                     "'" + spec.workloads[i] + "' is followed by '" + spec.workloads[i + 1] +
+                         "': quote each workload in a [...] list (\"dense:M=16,N=16,K=16\"), "
+                         "or write one per line (- dense:M=16,N=16,K=16)",
+                     root["workloads"][i]);
+    }
     Result<std::vector<const ops::Template*>> t = ops::resolve_templates(*w, spec.template_name);
     if (!t.ok()) return r.error(path, t.status().message(), root["workloads"][i]);
     for (const ops::Template* tmpl : *t) {

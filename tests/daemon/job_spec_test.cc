@@ -136,6 +136,8 @@ TEST(JobSpecTest, EachMistakeNamesItsField) {
   EXPECT_HAS(error_of("workloads: [dense:M=16]\n"), "workloads[0]: ");
   EXPECT_HAS(error_of("workloads: [conv3d:N=1]\n"), "workloads[0]: ");
   EXPECT_HAS(error_of("workloads: dense:M=16,N=16,K=16\n"), "workloads: expected a list");
+  EXPECT_HAS(error_of("workloads: [dense:M=16,N=16,K=16]\n"),
+             "workloads[0]: 'dense:M=16' is followed by 'N=16': quote each workload");
   EXPECT_HAS(error_of(w + "template: nope.x86\n"), "workloads[0]: ");
   EXPECT_HAS(error_of("name: x\n"), "model: give either model");
   EXPECT_HAS(error_of(w + "model: m.onnx\n"), "model: give either model");
