@@ -369,6 +369,40 @@ TEST(ServeE2E, AJobWhoseModelDisappearsFailsAloneWithTheReason) {
   EXPECT_THAT(table.output, HasSubstr("failed"));
 }
 
+// A model job: its tasks tuned under one budget, then the exports it asked for: the TVM log of
+// its tasks' best records and the compiled model, which `kiln run` runs.
+TEST(ServeE2E, AModelJobWritesItsExportsWhenDone) {
+  TempDir dir;
+  const std::string model = std::string(KILN_SHARED_DIR) + "/models/mlp/mlp.onnx";
+  std::string m = dir.write(
+      "m.yaml", "model: " + model +
+                    "\nops: [dense]\ntuner: random\nbudget: {trials_per_task: 2}\n"
+                    "measure: {number: 1, repeat: 1, cooldown_interval: 0, threads: 1, "
+                    "n_parallel: 1}\nexport: {tvm_log: out/mlp.log, compiled_model: mlp.kiln}\n");
+  std::filesystem::create_directory(dir.file("out"));
+  ServeProcess serve({"--db", dir.file("k.db")}, dir.file("serve.log"));
+  ASSERT_FALSE(serve.address().empty()) << serve.log();
+  // Relative export paths are relative to where kiln submit runs: the test's directory.
+  const std::string submit_in_dir = "cd '" + dir.path() + "' && " + KILN_BINARY +
+                                    " submit m.yaml --server " + serve.address() + " 2>&1";
+  ASSERT_EQ(std::system(submit_in_dir.c_str()), 0);
+  std::map<int64_t, std::string> s = wait_final(serve.address(), 180);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s.begin()->second, "done") << serve.log();
+  std::ifstream log(dir.file("out/mlp.log"));
+  int lines = 0;
+  for (std::string line; std::getline(log, line);) {
+    EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << line;
+    ++lines;
+  }
+  EXPECT_GE(lines, 3);  // one per task with a successful config: 3 dense layers x 2 templates
+  EXPECT_LE(lines, 6);
+  testing::CommandResult run =
+      run_kiln("run " + dir.file("mlp.kiln") + " --input input=" + std::string(KILN_SHARED_DIR) +
+               "/models/mlp/input.bin");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+}
+
 TEST(ServeE2E, RejectsMalformedJobsAndRpcsNamingTheField) {
   TempDir dir;
   ServeProcess serve({"--db", dir.file("k.db")}, dir.file("serve.log"));
