@@ -292,11 +292,11 @@ TEST(ServeE2E, ATimeBudgetCountsTheTimeSpentOverRestarts) {
   nlohmann::json jobs = jobs_json(serve->address());
   ASSERT_TRUE(jobs.is_array() && jobs.size() == 1u);
   double spent = jobs[0]["seconds"].get<double>();
-  // The budget is spent once in all (the last batch may overrun it a little), and the second
-  // run only tuned what the first one left.
+  // The budget is spent once in all (the batch running when it runs out is finished: under load
+  // that may take a second or two), and the second run only tuned what the first one left.
   EXPECT_GE(spent, 3.0);
-  EXPECT_LT(spent, 4.5);
-  EXPECT_LT(second_run, 3.0 - spent_before + 2.5);
+  EXPECT_LT(spent, 6.0);
+  EXPECT_LT(second_run, 3.0 - spent_before + 4.0);
   EXPECT_THAT(jobs[0]["reason"].get<std::string>(), HasSubstr("time budget spent"));
 }
 
