@@ -163,13 +163,7 @@ void JobManager::run_job(int64_t id) {
     running = running_.at(id).get();
   }
   std::string summary;
-  Result<bool> finished = [&]() -> Result<bool> {
-    std::string s;
-    Status st = run_job_body(id, *running, &s);
-    summary = s;
-    if (!st.ok()) return st;
-    return summary.rfind("interrupted", 0) != 0;
-  }();
+  Result<bool> finished = run_job_body(id, *running, &summary);
   std::lock_guard<std::mutex> lock(mu_);
   store::JobState state = store::JobState::kDone;
   std::string reason = summary;
@@ -199,7 +193,7 @@ void JobManager::run_job(int64_t id) {
   changed();
 }
 
-Status JobManager::run_job_body(int64_t id, Running& running, std::string* summary) {
+Result<bool> JobManager::run_job_body(int64_t id, Running& running, std::string* summary) {
   KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs_->get(id));
   KILN_ASSIGN_OR_RETURN(JobSpec spec, parse_job_spec(row.spec, job_name(id), row.base_dir));
   Result<JobPlan> planned = plan_job(spec, store::job_source(id));
@@ -209,7 +203,8 @@ Status JobManager::run_job_body(int64_t id, Running& running, std::string* summa
     double left = *plan.options.budget.seconds - row.seconds;
     if (left <= 0) {
       *summary = "time budget spent";
-      return write_exports(id, spec);
+      KILN_RETURN_IF_ERROR(write_exports(id, spec));
+      return true;
     }
     plan.options.budget.seconds = left;
   }
@@ -274,10 +269,7 @@ Status JobManager::run_job_body(int64_t id, Running& running, std::string* summa
                         job.run(builder, *runner, *records_, events, running.stop.get_token()));
   KILN_RETURN_IF_ERROR(count_time(result.status.elapsed_s));
   KILN_RETURN_IF_ERROR(time_status);
-  if (result.interrupted) {
-    *summary = "interrupted";
-    return Status::Ok();
-  }
+  if (result.interrupted) return false;
   char text[160];
   std::snprintf(text, sizeof text, "%lld trials%s%s", static_cast<long long>(result.status.trials),
                 result.out_of_time ? ", time budget spent" : "",
@@ -288,7 +280,8 @@ Status JobManager::run_job_body(int64_t id, Running& running, std::string* summa
                   result.status.latency_complete ? "" : ">= ", result.status.latency_s * 1e3);
     *summary += text;
   }
-  return write_exports(id, spec);
+  KILN_RETURN_IF_ERROR(write_exports(id, spec));
+  return true;
 }
 
 Status JobManager::write_exports(int64_t id, const JobSpec& spec) {

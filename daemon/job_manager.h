@@ -117,7 +117,9 @@ class JobManager {
   void schedule_loop();
   void schedule_once(std::unique_lock<std::mutex>& lock);
   void run_job(int64_t id);
-  Status run_job_body(int64_t id, Running& running, std::string* summary);
+  // Runs the job until it is done (true, with what it ended with in *summary) or stopped
+  // (false); an error fails the job.
+  Result<bool> run_job_body(int64_t id, Running& running, std::string* summary);
   Status write_exports(int64_t id, const JobSpec& spec);
   void changed();  // REQUIRES mu_ held
   void log(const std::string& line);
