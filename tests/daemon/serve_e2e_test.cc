@@ -116,8 +116,8 @@ TEST(ServeE2E, SurvivesSigkillsWithExactTrials) {
   TempDir dir;
   const std::string db = dir.file("k.db");
   const int kills = kills_from_env();
-  // Enough trials that the jobs outlast the kills (about a second apart).
-  const int kTrials = 20 + 5 * kills;
+  // Enough trials that the jobs outlast the kills (about half a second apart).
+  const int kTrials = 20 + 12 * kills;
   std::string a = dir.write("a.yaml", small_job("dense:M=64,N=96,K=64", kTrials));
   std::string b = dir.write("b.yaml", small_job("dense:M=64,N=64,K=64", kTrials));
   int generation = 0;
@@ -134,7 +134,7 @@ TEST(ServeE2E, SurvivesSigkillsWithExactTrials) {
   ASSERT_GT(jb, 0);
 
   std::mt19937 rng(std::random_device{}());
-  std::uniform_int_distribution<int> pause_ms(200, 1500);
+  std::uniform_int_distribution<int> pause_ms(100, 800);
   int mid_job = 0;  // kills while a job was still running or queued
   for (int k = 0; k < kills; ++k) {
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
