@@ -1,8 +1,14 @@
 #include "daemon/job_manager.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -70,6 +76,19 @@ JobManager::JobManager(JobManagerOptions options) : options_(std::move(options))
 Result<std::unique_ptr<JobManager>> JobManager::open(JobManagerOptions options) {
   if (options.max_jobs < 1) return InvalidArgument("at least one job must be able to run");
   std::unique_ptr<JobManager> m(new JobManager(std::move(options)));
+  // One daemon per store: two would run the same jobs under the same claims and measure configs
+  // twice. The kernel drops the lock with the process, however it ends.
+  const std::string lock_path = m->options_.db + ".serve-lock";
+  m->lock_fd_ = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (m->lock_fd_ < 0) return IoError(lock_path + ": cannot open: " + std::strerror(errno));
+  if (flock(m->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return InvalidArgument("record store '" + m->options_.db +
+                             "' is served by another kiln serve already (" + lock_path +
+                             " is locked)");
+    }
+    return IoError(lock_path + ": cannot lock: " + std::strerror(errno));
+  }
   KILN_ASSIGN_OR_RETURN(m->jobs_, store::JobStore::open(m->options_.db));
   KILN_ASSIGN_OR_RETURN(m->records_, store::RecordStore::open(m->options_.db));
   KILN_ASSIGN_OR_RETURN(int64_t requeued, m->jobs_->requeue_running(now_s()));
@@ -79,7 +98,10 @@ Result<std::unique_ptr<JobManager>> JobManager::open(JobManagerOptions options) 
   return m;
 }
 
-JobManager::~JobManager() { drain(); }
+JobManager::~JobManager() {
+  drain();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
 
 void JobManager::log(const std::string& line) {
   if (options_.log) options_.log(line);

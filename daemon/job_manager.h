@@ -72,7 +72,8 @@ struct JobManagerOptions {
 
 class JobManager {
  public:
-  // Opens the store; jobs left running by a previous daemon are queued again.
+  // Opens the store and locks it for this daemon (DB.serve-lock; a second daemon on the same
+  // store is refused); jobs left running by a previous daemon are queued again.
   static Result<std::unique_ptr<JobManager>> open(JobManagerOptions options);
   ~JobManager();  // drains
 
@@ -125,6 +126,7 @@ class JobManager {
   void log(const std::string& line);
 
   JobManagerOptions options_;
+  int lock_fd_ = -1;
   std::unique_ptr<store::JobStore> jobs_;
   std::unique_ptr<store::RecordStore> records_;
   MeasureGate gate_;

@@ -464,6 +464,12 @@ TEST(ServeE2E, RejectsMalformedJobsAndRpcsNamingTheField) {
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(st.error_message(), HasSubstr("format"));
 
+  // One daemon per store.
+  ServeProcess second({"--db", dir.file("k.db")}, dir.file("serve2.log"));
+  EXPECT_TRUE(second.address().empty());
+  EXPECT_EQ(second.wait_exit(10), 2);
+  EXPECT_THAT(second.log(), HasSubstr("is served by another kiln serve already"));
+
   r = run_kiln("watch abc" + server);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("JOB: expected a job id"));

@@ -48,8 +48,9 @@ class ServeProcess {
         break;
       }
       int status;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {  // it refused to start
         pid_ = -1;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -79,23 +80,26 @@ class ServeProcess {
   // Waits up to `timeout_s` for the process to exit; its exit code, -1 when killed by a signal,
   // -2 when it is still running.
   int wait_exit(double timeout_s) {
+    if (pid_ <= 0) return exit_code_;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (pid_ > 0) {
       int status;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return exit_code_;
       }
       if (std::chrono::steady_clock::now() > deadline) return -2;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    return -1;
+    return exit_code_;
   }
 
  private:
   pid_t pid_ = -1;
   std::string log_path_;
   std::string address_;
+  int exit_code_ = -1;  // once reaped
 };
 
 }  // namespace kiln::testing
