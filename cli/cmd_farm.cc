@@ -16,9 +16,6 @@
 
 namespace kiln::cli {
 
-namespace {
-
-// gRPC's threads must not take SIGINT/SIGTERM: the servers wait for them with sigwait.
 void block_stop_signals() {
   sigset_t set;
   sigemptyset(&set);
@@ -27,7 +24,6 @@ void block_stop_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-// --listen, --certs and --insecure of a server command (kiln tracker, kiln builder).
 void add_server_options(CLI::App* cmd, std::string* listen, std::string* certs_dir,
                         bool* insecure) {
   cmd->add_option("--listen", *listen,
@@ -38,8 +34,6 @@ void add_server_options(CLI::App* cmd, std::string* listen, std::string* certs_d
   cmd->add_flag("--insecure", *insecure,
                 "allow a non-loopback address without TLS and authentication (warns)");
 }
-
-}  // namespace
 
 Command add_certs_command(CLI::App& app) {
   struct Options {

@@ -1,10 +1,12 @@
 // kiln best / export / import: read and move the records of a store.
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/common.h"
+#include "cli/tuner_client.h"
 #include "store/log_file.h"
 #include "store/record_store.h"
 
@@ -21,6 +23,30 @@ std::string iso_time(double unix_seconds) {
 
 std::unique_ptr<store::RecordStore> open_store(const std::string& path, bool read_only) {
   return value_or_exit(store::RecordStore::open(path, read_only));
+}
+
+// kiln export --job: the daemon's ExportJob, to -o FILE or standard output.
+int export_job(const std::string& job, const std::string& output,
+               const TunerClientOptions& client) {
+  v1::ExportJobRequest req;
+  req.set_job_id(parse_job_id("--job", job));
+  req.set_format("tvm");
+  v1::ExportJobReply reply;
+  auto ctx = tuner_context(client);
+  grpc::Status s = tuner_stub(client)->ExportJob(ctx.get(), req, &reply);
+  if (!s.ok()) throw_rpc_error(client, s);
+  if (output.empty()) {
+    std::cout << reply.log();
+    std::cout.flush();
+  } else {
+    std::ofstream out(output, std::ios::binary | std::ios::trunc);
+    out << reply.log();
+    out.close();
+    if (!out) throw CommandError{output + ": cannot write the log", kIoError};
+  }
+  std::fprintf(stderr, "exported %lld records of job %s\n", static_cast<long long>(reply.lines()),
+               job.c_str());
+  return 0;
 }
 
 }  // namespace
@@ -117,14 +143,25 @@ Command add_export_command(CLI::App& app) {
     std::string format = "kiln";
     bool best_only = false;
     std::string output;
+    std::string job;
+    TunerClientOptions client;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("export", "write records as a log (kiln or TVM autotvm JSON)");
-  cmd->add_option("--db", o->db, "SQLite record store")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "export", "write records as a log (kiln or TVM autotvm JSON), or a kiln serve job's best");
+  cmd->add_option("--db", o->db, "SQLite record store");
   cmd->add_option("--format", o->format, "tvm (autotvm log v0.2) | kiln");
   cmd->add_flag("--best-only", o->best_only, "only the best record per workload");
   cmd->add_option("-o,--output", o->output, "output file (default: standard output)");
+  cmd->add_option("--job", o->job,
+                  "a kiln serve job: its best record per task as a TVM log, from the daemon "
+                  "(--server, --certs, --token)");
+  add_tuner_client_options(cmd, &o->client);
   return [o] {
+    if (o->job.empty() == o->db.empty()) {
+      throw CommandError{"give either --db (a record store) or --job (a kiln serve job)"};
+    }
+    if (!o->job.empty()) return export_job(o->job, o->output, o->client);
     store::ExportOptions options;
     options.format = value_or_exit(store::parse_log_format(o->format));
     options.best_only = o->best_only;

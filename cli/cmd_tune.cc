@@ -12,7 +12,7 @@
 #include "builder/build_pool.h"
 #include "cli/common.h"
 #include "cli/remote_runner_options.h"
-#include "frontend/task_extraction.h"
+#include "daemon/job_plan.h"
 #include "runner/local_runner.h"
 #include "store/record_store.h"
 #include "tuner/make_tuner.h"
@@ -202,16 +202,6 @@ std::string latency_text(double seconds, bool complete) {
   return buf;
 }
 
-// `--ops conv2d,dense`: the operators whose tasks are tuned, as extract_from_program(ops=...)
-// takes them; conv2d includes depthwise convolutions (nn.conv2d with groups in TVM).
-bool op_selected(const std::vector<std::string>& ops, const std::string& op) {
-  if (ops.empty()) return true;
-  for (const std::string& o : ops) {
-    if (o == op || (o == "conv2d" && op == "depthwise_conv2d")) return true;
-  }
-  return false;
-}
-
 int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const Target& target) {
   static const std::vector<std::string> kOps = {"conv2d", "depthwise_conv2d", "dense",
                                                 "batch_matmul"};
@@ -221,22 +211,8 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
                          "' (known: conv2d, depthwise_conv2d, dense, batch_matmul)"};
     }
   }
-  frontend::Graph graph =
-      value_or_exit(frontend::import_onnx(o.model, import_options(o.input_shapes)));
-  frontend::TaskExtraction extraction = frontend::extract_tasks(graph);
-  // kiln's extra tasks (the Winograd convolution of 3x3 stride-1 layers) after TVM's.
-  std::vector<frontend::ModelTask> extra;
-  if (!o.no_winograd) extra = frontend::extra_tasks(extraction.tasks);
-  std::vector<tuner::ModelTask> tasks;
-  for (const auto* list : {&extraction.tasks, &extra}) {
-    for (const frontend::ModelTask& t : *list) {
-      if (!op_selected(o.ops, t.workload.op)) continue;
-      tasks.push_back({{t.tmpl, t.workload}, static_cast<double>(t.count)});
-    }
-  }
-  if (tasks.empty()) {
-    throw CommandError{o.model + ": no tunable task" + (o.ops.empty() ? "" : " of --ops")};
-  }
+  std::vector<tuner::ModelTask> tasks = value_or_exit(
+      daemon::model_tasks(o.model, import_options(o.input_shapes), o.ops, "--ops", !o.no_winograd));
   tuner::ModelTuneOptions model_options;
   model_options.job = std::move(options);
   if (o.scheduler == "round-robin") {
@@ -250,15 +226,7 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
   if (!o.trials_given && !o.trials_per_task && o.time.empty()) {
     model_options.budget.trials_per_task = o.trials;  // --trials' default, per task
   }
-  int64_t round = 64;
-  if (model_options.budget.total_trials) {
-    round = std::min<int64_t>(round, std::max<int64_t>(1, *model_options.budget.total_trials /
-                                                              static_cast<int64_t>(tasks.size())));
-  }
-  if (model_options.budget.trials_per_task) {
-    round = std::min(round, *model_options.budget.trials_per_task);
-  }
-  model_options.round_trials = static_cast<int>(round);
+  model_options.round_trials = daemon::round_trials(model_options.budget, tasks.size());
 
   std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o.db));
   std::unique_ptr<builder::Builder> builder_ptr =

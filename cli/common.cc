@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "common/duration.h"
+
 namespace kiln::cli {
 
 int exit_code_for(StatusCode code) {
@@ -32,43 +34,7 @@ frontend::ImportOptions import_options(const std::vector<std::string>& input_sha
 }
 
 double parse_duration(const std::string& option, const std::string& text) {
-  auto bad = [&] {
-    return CommandError{option + ": expected a duration such as 8h, 30m, 90s or 1h30m, got '" +
-                        text + "'"};
-  };
-  double total = 0;
-  size_t pos = 0;
-  bool any = false;
-  while (pos < text.size()) {
-    size_t used = 0;
-    double value = 0;
-    try {
-      value = std::stod(text.substr(pos), &used);
-    } catch (const std::exception&) {
-      throw bad();
-    }
-    if (used == 0 || !std::isfinite(value) || value < 0) throw bad();
-    pos += used;
-    double unit = 1;
-    if (pos < text.size()) {
-      char u = text[pos];
-      if (u == 'h')
-        unit = 3600;
-      else if (u == 'm')
-        unit = 60;
-      else if (u == 's')
-        unit = 1;
-      else
-        throw bad();
-      ++pos;
-    } else if (any) {
-      throw bad();  // "1h30" is ambiguous
-    }
-    total += value * unit;
-    any = true;
-  }
-  if (!any || total <= 0) throw bad();
-  return total;
+  return value_or_exit(kiln::parse_duration(option, text));
 }
 
 Target resolve_target(const std::string& text) {

@@ -6,6 +6,12 @@
 
 namespace kiln::cli {
 
+// gRPC's threads must not take SIGINT/SIGTERM: the servers wait for them with sigwait. Call
+// before any gRPC thread starts.
+void block_stop_signals();
+// --listen, --certs and --insecure of a server command (kiln tracker, kiln builder, kiln serve).
+void add_server_options(CLI::App* cmd, std::string* listen, std::string* certs_dir, bool* insecure);
+
 Command add_certs_command(CLI::App& app);
 Command add_tracker_command(CLI::App& app);
 Command add_farm_command(CLI::App& app);

@@ -4,6 +4,7 @@
 
 #include "cli/common.h"
 #include "cli/farm_commands.h"
+#include "cli/job_commands.h"
 
 int main(int argc, char** argv) {
   using namespace kiln::cli;
@@ -35,6 +36,13 @@ int main(int argc, char** argv) {
   add(add_measure_worker_command);
   add(add_builder_command);
   add(add_build_worker_command);
+  add(add_serve_command);
+  add(add_submit_command);
+  add(add_jobs_command);
+  add(add_watch_command);
+  add(add_cancel_command);
+  add(add_pause_command);
+  add(add_resume_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -174,6 +174,8 @@ Result<ExportReport> export_records(RecordStore& store, std::ostream& out,
 
   const RecordFilter& f = options.filter;
   if (options.best_only) {
+    // The winners are picked over all records; a source filter would change who wins.
+    if (f.source) return InvalidArgument("export: the best records cannot be filtered by source");
     KILN_ASSIGN_OR_RETURN(std::vector<Record> best, store.best_per_workload(f.target));
     int64_t left = f.limit.value_or(INT64_MAX);
     for (const Record& r : best) {

@@ -100,6 +100,7 @@ WhereClause where_of(const RecordFilter& f) {
   add("target", f.target);
   add("task_name", f.task_name);
   add("workload", f.workload);
+  add("source", f.source);
   if (f.only_ok) sql += " AND error_no = 0";
   if (f.versions == Versions::kComparable) sql += " AND " + comparable_sql();
   if (f.versions == Versions::kOutdated) sql += " AND NOT " + comparable_sql();

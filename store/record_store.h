@@ -49,9 +49,10 @@ struct RecordFilter {
   std::optional<std::string> target;
   std::optional<std::string> task_name;
   std::optional<std::string> workload;
-  bool only_ok = false;          // only error_no == 0
-  int64_t after_id = 0;          // only records with id > after_id (incremental reads)
-  std::optional<int64_t> limit;  // at most this many (the first ones by id); REQUIRES >= 0
+  std::optional<std::string> source;  // who wrote the records (e.g. a daemon job, JobStore)
+  bool only_ok = false;               // only error_no == 0
+  int64_t after_id = 0;               // only records with id > after_id (incremental reads)
+  std::optional<int64_t> limit;       // at most this many (the first ones by id); REQUIRES >= 0
   Versions versions = Versions::kAll;
 
   // The records of one task: its target, template name and workload, the parts of Task::key().

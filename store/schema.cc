@@ -67,6 +67,25 @@ constexpr const char* kSchemaV4 = R"sql(
 ALTER TABLE records ADD COLUMN measure_version INTEGER NOT NULL DEFAULT 1;
 )sql";
 
+// Version 5. The daemon's jobs (store/job_store.h): the spec as submitted, its state, priority
+// and the time spent on it so far. Unlike records, jobs are mutable. A job's records carry its
+// source (job_source), indexed so that a job's trials are counted exactly from what is committed.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  base_dir TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  seconds REAL NOT NULL DEFAULT 0,
+  submitted REAL NOT NULL,
+  updated REAL NOT NULL
+);
+CREATE INDEX records_by_source ON records (source);
+)sql";
+
 std::string prefix(const sqlite::Database& db) { return "record store '" + db.path() + "': "; }
 
 // Reads (version, application_id, number of user tables).
@@ -128,6 +147,7 @@ const std::vector<Migration>& schema_migrations() {
       {2, "records carry their measure options and whether the runner was lost", kSchemaV2},
       {3, "leases: configs claimed by a tuner before it builds them", kSchemaV3},
       {4, "records carry the version of the measurement semantics they ran under", kSchemaV4},
+      {5, "jobs of kiln serve; records indexed by source", kSchemaV5},
   };
   return kMigrations;
 }

@@ -10,6 +10,7 @@
 //   2  records.measure_options (canonical JSON, '' = unknown) and records.runner_lost
 //   3  leases: (target, task_name, workload, config_index) -> owner, expires (unix seconds)
 //   4  records.measure_version (ops/measured_layout.h; older records are version 1)
+//   5  jobs (kiln serve's queue, store/job_store.h); index of records by source
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,264 @@
+// kiln serve and its clients: kiln submit, jobs, watch, cancel, pause, resume (issue 13).
+// `kiln export --job` is in cmd_store.cc with the other exports.
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/farm_commands.h"
+#include "cli/job_commands.h"
+#include "cli/tuner_client.h"
+#include "daemon/job_spec.h"
+#include "daemon/tuner_service.h"
+
+namespace kiln::cli {
+
+namespace {
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CommandError{path + ": cannot read the job file"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string duration_text(double seconds) {
+  int64_t s = static_cast<int64_t>(seconds);
+  char buf[32];
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  }
+  return buf;
+}
+
+nlohmann::ordered_json job_json(const v1::JobStatus& j) {
+  nlohmann::ordered_json out;
+  out["id"] = j.job_id();
+  out["name"] = j.name();
+  out["state"] = j.state();
+  out["reason"] = j.reason();
+  out["priority"] = j.priority();
+  out["records"] = j.records();
+  out["trials"] = j.trials();
+  out["seconds"] = j.seconds();
+  out["estimated_latency_ms"] = j.estimated_latency_ms();
+  nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
+  for (const v1::TaskStatus& t : j.tasks()) {
+    nlohmann::ordered_json x;
+    x["template"] = t.template_name();
+    x["workload"] = t.workload();
+    x["trials"] = t.trials();
+    x["best_ms"] = t.best_ms();
+    x["best_gflops"] = t.best_gflops();
+    tasks.push_back(x);
+  }
+  out["tasks"] = tasks;
+  return out;
+}
+
+// The lines `kiln watch` shows for a job.
+std::vector<std::string> watch_lines(const v1::JobStatus& j) {
+  std::vector<std::string> lines;
+  char buf[512];
+  std::string latency = "n/a";
+  if (j.estimated_latency_ms() > 0) {
+    std::snprintf(buf, sizeof buf, "%s%.4f ms",
+                  j.latency_complete() ? "" : ">= ", j.estimated_latency_ms());
+    latency = buf;
+  }
+  std::snprintf(buf, sizeof buf, "job %lld%s%s%s: %s%s | %lld records | %s | est. latency %s",
+                static_cast<long long>(j.job_id()), j.name().empty() ? "" : " (", j.name().c_str(),
+                j.name().empty() ? "" : ")", j.state().c_str(),
+                j.reason().empty() ? "" : (" (" + j.reason() + ")").c_str(),
+                static_cast<long long>(j.records()), duration_text(j.seconds()).c_str(),
+                latency.c_str());
+  lines.push_back(buf);
+  for (int i = 0; i < j.tasks_size(); ++i) {
+    const v1::TaskStatus& t = j.tasks(i);
+    std::snprintf(buf, sizeof buf, "  %s %-22s %6lld trials  best %8.2f GFLOPS %10.4f ms  %s",
+                  i == j.current_task() ? ">" : " ", t.template_name().c_str(),
+                  static_cast<long long>(t.trials()), t.best_gflops(), t.best_ms(),
+                  t.workload().c_str());
+    lines.push_back(buf);
+  }
+  return lines;
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<daemon::ServeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "run tuning jobs (kiln submit) from a queue kept in the record store; killed at any "
+      "moment, it resumes them when started again");
+  cmd->add_option("--db", o->db, "SQLite record store: records and jobs (created if absent)");
+  add_server_options(cmd, &o->listen, &o->certs_dir, &o->insecure);
+  cmd->get_option("--listen")->default_str(kDefaultServeAddress);
+  add_bounded(cmd, "--jobs", &o->max_jobs, 1, 1024,
+              "jobs run at once (their local measurements still take turns, by priority)");
+  return [o] {
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) throw CommandError{"cannot find the kiln binary (/proc/self/exe)"};
+    o->worker_binary = std::string(self, n);
+    block_stop_signals();
+    ok_or_exit(daemon::run_serve(*o));
+    return 0;
+  };
+}
+
+Command add_submit_command(CLI::App& app) {
+  struct Options {
+    std::string file;
+    TunerClientOptions client;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "submit", "submit a job file (configs/jobs/*.yaml) to kiln serve; prints the job id");
+  cmd->add_option("job", o->file, "the job file (YAML)")->required();
+  add_tuner_client_options(cmd, &o->client);
+  return [o] {
+    std::string text = read_text_file(o->file);
+    std::string cwd = std::filesystem::current_path().string();
+    // Checked here first, so that a mistake names the file the user wrote.
+    value_or_exit(daemon::parse_job_spec(text, o->file, cwd));
+    v1::SubmitJobRequest req;
+    req.set_spec_yaml(text);
+    req.set_base_dir(cwd);
+    v1::SubmitJobReply reply;
+    auto ctx = tuner_context(o->client);
+    grpc::Status s = tuner_stub(o->client)->SubmitJob(ctx.get(), req, &reply);
+    if (!s.ok()) throw_rpc_error(o->client, s);
+    std::printf("%lld\n", static_cast<long long>(reply.job_id()));
+    return 0;
+  };
+}
+
+Command add_jobs_command(CLI::App& app) {
+  struct Options {
+    bool json = false;
+    TunerClientOptions client;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("jobs", "list kiln serve's jobs with their state");
+  cmd->add_flag("--json", o->json, "one JSON array");
+  add_tuner_client_options(cmd, &o->client);
+  return [o] {
+    v1::JobList reply;
+    auto ctx = tuner_context(o->client);
+    grpc::Status s = tuner_stub(o->client)->ListJobs(ctx.get(), v1::ListJobsRequest(), &reply);
+    if (!s.ok()) throw_rpc_error(o->client, s);
+    if (o->json) {
+      nlohmann::ordered_json all = nlohmann::ordered_json::array();
+      for (const v1::JobStatus& j : reply.jobs()) all.push_back(job_json(j));
+      std::printf("%s\n", all.dump().c_str());
+      return 0;
+    }
+    std::printf("%4s  %-9s %4s %8s %8s  %-20s %s\n", "ID", "STATE", "PRI", "RECORDS", "TIME",
+                "NAME", "REASON");
+    for (const v1::JobStatus& j : reply.jobs()) {
+      std::printf("%4lld  %-9s %4lld %8lld %8s  %-20s %s\n", static_cast<long long>(j.job_id()),
+                  j.state().c_str(), static_cast<long long>(j.priority()),
+                  static_cast<long long>(j.records()), duration_text(j.seconds()).c_str(),
+                  j.name().empty() ? "-" : j.name().c_str(), j.reason().c_str());
+    }
+    return 0;
+  };
+}
+
+Command add_watch_command(CLI::App& app) {
+  struct Options {
+    std::string job;
+    TunerClientOptions client;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "watch",
+      "follow a job: trials, time, best per task and estimated latency, redrawn in place until "
+      "it ends (exit 0 when done, 1 when failed or cancelled)");
+  cmd->add_option("JOB", o->job, "job id")->required();
+  add_tuner_client_options(cmd, &o->client);
+  return [o] {
+    v1::JobRef ref;
+    ref.set_job_id(parse_job_id("JOB", o->job));
+    auto ctx = tuner_context(o->client, /*stream=*/true);
+    auto stub = tuner_stub(o->client);
+    auto reader = stub->WatchJob(ctx.get(), ref);
+    const bool tty = isatty(STDOUT_FILENO);
+    size_t drawn = 0;
+    v1::JobStatus status;
+    bool any = false;
+    while (reader->Read(&status)) {
+      any = true;
+      std::vector<std::string> lines = watch_lines(status);
+      if (tty && drawn > 0) std::printf("\033[%zuA", drawn);  // back to the block's first line
+      for (const std::string& line : lines)
+        std::printf("%s%s\n", tty ? "\r\033[K" : "", line.c_str());
+      drawn = lines.size();
+      std::fflush(stdout);
+    }
+    grpc::Status s = reader->Finish();
+    if (!s.ok()) throw_rpc_error(o->client, s);
+    if (!any) throw CommandError{"kiln serve " + o->client.server + ": no status", kFailed};
+    if (status.state() == "done") return 0;
+    if (status.state() == "failed" || status.state() == "cancelled") return kFailed;
+    std::fprintf(stderr, "kiln watch: the daemon stopped; job %s is %s\n", o->job.c_str(),
+                 status.state().c_str());
+    return kFailed;
+  };
+}
+
+Command add_job_action_command(CLI::App& app, const char* name, const char* help,
+                               grpc::Status (v1::Tuner::Stub::*rpc)(grpc::ClientContext*,
+                                                                    const v1::JobRef&,
+                                                                    v1::JobActionReply*)) {
+  struct Options {
+    std::string job;
+    TunerClientOptions client;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(name, help);
+  cmd->add_option("JOB", o->job, "job id")->required();
+  add_tuner_client_options(cmd, &o->client);
+  return [o, rpc] {
+    v1::JobRef ref;
+    ref.set_job_id(parse_job_id("JOB", o->job));
+    v1::JobActionReply reply;
+    auto ctx = tuner_context(o->client);
+    auto stub = tuner_stub(o->client);
+    grpc::Status s = ((*stub).*rpc)(ctx.get(), ref, &reply);
+    if (!s.ok()) throw_rpc_error(o->client, s);
+    std::printf("job %lld: %s%s\n", static_cast<long long>(reply.job().job_id()),
+                reply.job().state().c_str(),
+                reply.job().state() == "running" ? " (stops after the batch being measured)" : "");
+    return 0;
+  };
+}
+
+Command add_cancel_command(CLI::App& app) {
+  return add_job_action_command(
+      app, "cancel", "cancel a job (a running one after its batch being measured is recorded)",
+      &v1::Tuner::Stub::CancelJob);
+}
+
+Command add_pause_command(CLI::App& app) {
+  return add_job_action_command(app, "pause", "pause a job (kiln resume JOB continues it)",
+                                &v1::Tuner::Stub::PauseJob);
+}
+
+Command add_resume_command(CLI::App& app) {
+  return add_job_action_command(app, "resume", "queue a paused job again",
+                                &v1::Tuner::Stub::ResumeJob);
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,496 @@
+#include "daemon/job_manager.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <tuple>
+
+#include "builder/build_pool.h"
+#include "compiler/compile_model.h"
+#include "daemon/job_plan.h"
+#include "farm/signing.h"
+#include "runner/local_runner.h"
+#include "runner/remote_runner.h"
+#include "runtime/model_artifact.h"
+#include "store/tvm_log.h"
+#include "tuner/measure_options.h"
+
+namespace kiln::daemon {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string job_name(int64_t id) { return "job " + std::to_string(id); }
+
+// The whole text or nothing at `path`: written beside it, then renamed over it.
+Status write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return IoError(tmp + ": cannot write");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return IoError(path + ": cannot write: " + ec.message());
+  return Status::Ok();
+}
+
+// The farm's runners, leased at the job's priority (the tracker queues requests by priority).
+Result<std::unique_ptr<runner::Runner>> make_remote_runner(const JobSpec& spec, int64_t id) {
+  runner::RemoteRunnerOptions r;
+  r.priority = static_cast<int>(spec.priority);
+  r.client = store::job_source(id);
+  r.tracker = spec.run_on.tracker;
+  r.key = spec.run_on.key;
+  r.auth.certs_dir = spec.run_on.certs_dir;
+  r.auth.token_file = spec.run_on.token_file;
+  r.auth.insecure = spec.run_on.insecure;
+  r.measure = spec.measure;
+  std::string key_file = spec.run_on.signing_key_file;
+  if (key_file.empty()) key_file = spec.run_on.token_file;
+  if (key_file.empty()) key_file = farm::cert_files(spec.run_on.certs_dir).token;
+  KILN_ASSIGN_OR_RETURN(r.signing_key, farm::read_signing_key(key_file));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<runner::RemoteRunner> runner,
+                        runner::RemoteRunner::create(std::move(r)));
+  return std::unique_ptr<runner::Runner>(std::move(runner));
+}
+
+}  // namespace
+
+JobManager::JobManager(JobManagerOptions options) : options_(std::move(options)) {}
+
+Result<std::unique_ptr<JobManager>> JobManager::open(JobManagerOptions options) {
+  if (options.max_jobs < 1) return InvalidArgument("at least one job must be able to run");
+  std::unique_ptr<JobManager> m(new JobManager(std::move(options)));
+  // One daemon per store: two would run the same jobs under the same claims and measure configs
+  // twice. The kernel drops the lock with the process, however it ends.
+  const std::string lock_path = m->options_.db + ".serve-lock";
+  m->lock_fd_ = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (m->lock_fd_ < 0) return IoError(lock_path + ": cannot open: " + std::strerror(errno));
+  if (flock(m->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return InvalidArgument("record store '" + m->options_.db +
+                             "' is served by another kiln serve already (" + lock_path +
+                             " is locked)");
+    }
+    return IoError(lock_path + ": cannot lock: " + std::strerror(errno));
+  }
+  KILN_ASSIGN_OR_RETURN(m->jobs_, store::JobStore::open(m->options_.db));
+  KILN_ASSIGN_OR_RETURN(m->records_, store::RecordStore::open(m->options_.db));
+  KILN_ASSIGN_OR_RETURN(int64_t requeued, m->jobs_->requeue_running(now_s()));
+  if (requeued > 0) {
+    m->log(std::to_string(requeued) + " job(s) left running by the previous daemon queued again");
+  }
+  return m;
+}
+
+JobManager::~JobManager() {
+  drain();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+void JobManager::log(const std::string& line) {
+  if (options_.log) options_.log(line);
+}
+
+void JobManager::changed() {
+  ++changes_;
+  cv_.notify_all();
+}
+
+void JobManager::start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (scheduler_.joinable() || draining_) return;
+  scheduler_ = std::thread([this] { schedule_loop(); });
+}
+
+void JobManager::schedule_loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!draining_) {
+    schedule_once(lock);
+    cv_.wait_for(lock, std::chrono::seconds(1));
+  }
+}
+
+void JobManager::schedule_once(std::unique_lock<std::mutex>& lock) {
+  (void)lock;
+  for (auto it = running_.begin(); it != running_.end();) {
+    if (it->second->finished) {
+      it->second->thread.join();
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  Result<std::vector<store::JobRow>> rows = jobs_->list();
+  if (!rows.ok()) {
+    log("cannot read the jobs: " + rows.status().message());
+    return;
+  }
+  std::vector<const store::JobRow*> candidates;
+  for (const store::JobRow& row : *rows) {
+    bool active = running_.count(row.id) > 0;
+    if (row.state == store::JobState::kQueued || active) candidates.push_back(&row);
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const auto* a, const auto* b) {
+    return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
+  });
+  size_t slots = static_cast<size_t>(options_.max_jobs);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const store::JobRow& row = *candidates[i];
+    auto it = running_.find(row.id);
+    bool wanted = i < slots;
+    if (it != running_.end()) {
+      if (!wanted && it->second->reason == StopReason::kNone) {
+        it->second->reason = StopReason::kPreempt;
+        it->second->stop.request_stop();
+        log(job_name(row.id) + ": preempted by a job of higher priority");
+      }
+      continue;
+    }
+    if (!wanted || running_.size() >= slots) continue;
+    Status s = jobs_->set_state(row.id, store::JobState::kRunning, "", now_s());
+    if (!s.ok()) {
+      log(job_name(row.id) + ": cannot start: " + s.message());
+      continue;
+    }
+    auto r = std::make_unique<Running>();
+    r->priority = row.priority;
+    Running* raw = r.get();
+    running_[row.id] = std::move(r);
+    raw->thread = std::thread([this, id = row.id] { run_job(id); });
+    log(job_name(row.id) + ": started");
+    changed();
+  }
+}
+
+void JobManager::run_job(int64_t id) {
+  Running* running = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running = running_.at(id).get();
+  }
+  std::string summary;
+  Result<bool> finished = run_job_body(id, *running, &summary);
+  std::lock_guard<std::mutex> lock(mu_);
+  store::JobState state = store::JobState::kDone;
+  std::string reason = summary;
+  if (!finished.ok()) {
+    state = store::JobState::kFailed;
+    reason = finished.status().message();
+  } else if (!*finished) {
+    switch (running->reason) {
+      case StopReason::kCancel:
+        state = store::JobState::kCancelled;
+        reason = "cancelled on request";
+        break;
+      case StopReason::kPause:
+        state = store::JobState::kPaused;
+        reason = "paused on request";
+        break;
+      default:
+        state = store::JobState::kQueued;
+        reason = running->reason == StopReason::kDrain ? "the daemon stopped; resumes on restart"
+                                                       : "preempted by a job of higher priority";
+    }
+  }
+  Status s = jobs_->set_state(id, state, reason, now_s());
+  if (!s.ok()) log(job_name(id) + ": cannot record its state: " + s.message());
+  log(job_name(id) + ": " + store::job_state_name(state) + (reason.empty() ? "" : ": " + reason));
+  running->finished = true;
+  changed();
+}
+
+Result<bool> JobManager::run_job_body(int64_t id, Running& running, std::string* summary) {
+  KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs_->get(id));
+  KILN_ASSIGN_OR_RETURN(JobSpec spec, parse_job_spec(row.spec, job_name(id), row.base_dir));
+  Result<JobPlan> planned = plan_job(spec, store::job_source(id));
+  if (!planned.ok()) return planned.status();
+  JobPlan& plan = *planned;
+  if (plan.options.budget.seconds) {
+    double left = *plan.options.budget.seconds - row.seconds;
+    if (left <= 0) {
+      *summary = "time budget spent";
+      KILN_RETURN_IF_ERROR(write_exports(id, spec));
+      return true;
+    }
+    plan.options.budget.seconds = left;
+  }
+
+  builder::BuildPoolOptions build_options;
+  build_options.n_parallel = spec.n_parallel;
+  build_options.timeout_s = spec.build_timeout_s;
+  builder::LocalBuildPool builder(build_options);
+  if (!options_.worker_binary.empty()) builder.exec_workers(options_.worker_binary);
+  std::unique_ptr<runner::Runner> inner;
+  std::unique_ptr<runner::Runner> gated;
+  runner::Runner* runner = nullptr;
+  if (spec.run_on.tracker.empty()) {
+    runner::RunnerOptions local = spec.measure;
+    local.worker_binary = options_.worker_binary;
+    inner = std::make_unique<runner::LocalRunner>(local);
+    gated = std::make_unique<GatedRunner>(*inner, gate_, row.priority);
+    runner = gated.get();
+  } else {
+    KILN_ASSIGN_OR_RETURN(inner, make_remote_runner(spec, id));
+    runner = inner.get();
+  }
+  plan.options.job.loop.lease_s =
+      tuner::lease_seconds(spec.measure, spec.build_timeout_s, builder.n_parallel());
+
+  tuner::ModelTuneJob job(plan.tasks, plan.target, plan.options);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    JobProgress& p = progress_[id];
+    p = JobProgress{};
+    for (const tuner::ModelTask& t : job.tasks()) {
+      p.tasks.push_back({std::string(t.task.tmpl->name()), t.task.workload.to_string(), t.weight});
+    }
+    changed();
+  }
+  double counted_s = 0;  // of this run, already added to the job's seconds
+  auto count_time = [&](double elapsed_s) -> Status {
+    double delta = elapsed_s - counted_s;
+    counted_s = elapsed_s;
+    return jobs_->add_seconds(id, std::max(0.0, delta), now_s());
+  };
+  Status time_status = Status::Ok();
+  tuner::ModelTuneEvents events;
+  events.progress = [&](const tuner::ModelTuneStatus& st) {
+    Status s = count_time(st.elapsed_s);
+    if (!s.ok() && time_status.ok()) time_status = s;
+    std::lock_guard<std::mutex> lock(mu_);
+    JobProgress& p = progress_[id];
+    p.current_task = st.current;
+    p.trials = st.trials;
+    p.latency_s = st.latency_s;
+    p.latency_complete = st.latency_complete;
+    for (size_t i = 0; i < st.tasks->size() && i < p.tasks.size(); ++i) {
+      const tuner::ModelTaskState& t = (*st.tasks)[i];
+      p.tasks[i].trials = t.trials;
+      p.tasks[i].best_seconds = std::isfinite(t.best_seconds) ? t.best_seconds : 0;
+      p.tasks[i].best_gflops = t.best_flops / 1e9;
+    }
+    changed();
+  };
+  KILN_ASSIGN_OR_RETURN(tuner::ModelTuneResult result,
+                        job.run(builder, *runner, *records_, events, running.stop.get_token()));
+  KILN_RETURN_IF_ERROR(count_time(result.status.elapsed_s));
+  KILN_RETURN_IF_ERROR(time_status);
+  if (result.interrupted) return false;
+  char text[160];
+  std::snprintf(text, sizeof text, "%lld trials%s%s", static_cast<long long>(result.status.trials),
+                result.out_of_time ? ", time budget spent" : "",
+                result.status.latency_s > 0 ? "" : ", no config succeeded");
+  *summary = text;
+  if (result.status.latency_s > 0) {
+    std::snprintf(text, sizeof text, "; estimated latency %s%.4f ms",
+                  result.status.latency_complete ? "" : ">= ", result.status.latency_s * 1e3);
+    *summary += text;
+  }
+  KILN_RETURN_IF_ERROR(write_exports(id, spec));
+  return true;
+}
+
+Status JobManager::write_exports(int64_t id, const JobSpec& spec) {
+  if (!spec.export_to.tvm_log.empty()) {
+    Result<std::string> log = export_tvm_log(id);
+    if (!log.ok()) return InvalidArgument("export.tvm_log: " + log.status().message());
+    Status s = write_file_atomically(spec.export_to.tvm_log, *log);
+    if (!s.ok()) return InvalidArgument("export.tvm_log: " + s.message());
+  }
+  if (!spec.export_to.compiled_model.empty()) {
+    frontend::ImportOptions import;
+    for (const auto& [name, dims] : spec.input_shapes) {
+      KILN_ASSIGN_OR_RETURN(auto parsed, frontend::parse_input_shape(name + "=" + dims));
+      import.input_shapes.emplace(parsed.first, parsed.second);
+    }
+    auto fail = [](const Status& s) {
+      return InvalidArgument("export.compiled_model: " + s.message());
+    };
+    Result<frontend::Graph> graph = frontend::import_onnx(spec.model, import);
+    if (!graph.ok()) return fail(graph.status());
+    compiler::CompileOptions options;
+    options.target = spec.target;
+    options.store = records_.get();
+    Result<ModelArtifact> model = compiler::compile_model(*graph, options);
+    if (!model.ok()) return fail(model.status());
+    Status s = write_model_file(*model, spec.export_to.compiled_model);
+    if (!s.ok()) return fail(s);
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> JobManager::submit(const std::string& spec_yaml, const std::string& base_dir) {
+  KILN_ASSIGN_OR_RETURN(JobSpec spec, parse_job_spec(spec_yaml, "job", base_dir));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (draining_) return InvalidArgument("the daemon is stopping; submit again when it is back");
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t id,
+                        jobs_->add(spec.name, spec_yaml, base_dir, spec.priority, now_s()));
+  log(job_name(id) + ": submitted" + (spec.name.empty() ? "" : " (" + spec.name + ")"));
+  std::lock_guard<std::mutex> lock(mu_);
+  changed();
+  return id;
+}
+
+Result<JobView> JobManager::get(int64_t id) {
+  JobView v;
+  KILN_ASSIGN_OR_RETURN(v.row, jobs_->get(id));
+  KILN_ASSIGN_OR_RETURN(v.records, jobs_->count_records(id));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = progress_.find(id);
+  if (it != progress_.end()) v.progress = it->second;
+  v.version = changes_;
+  return v;
+}
+
+Result<std::vector<JobView>> JobManager::list() {
+  KILN_ASSIGN_OR_RETURN(std::vector<store::JobRow> rows, jobs_->list());
+  std::vector<JobView> out;
+  for (store::JobRow& row : rows) {
+    JobView v;
+    v.row = std::move(row);
+    KILN_ASSIGN_OR_RETURN(v.records, jobs_->count_records(v.row.id));
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = progress_.find(v.row.id);
+    if (it != progress_.end()) v.progress = it->second;
+    v.version = changes_;
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Status JobManager::cancel(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs_->get(id));
+  if (store::is_final(row.state)) {
+    return InvalidArgument(job_name(id) + " is " + store::job_state_name(row.state) + " already");
+  }
+  auto it = running_.find(id);
+  if (it != running_.end()) {
+    it->second->reason = StopReason::kCancel;
+    it->second->stop.request_stop();
+  } else {
+    KILN_RETURN_IF_ERROR(
+        jobs_->set_state(id, store::JobState::kCancelled, "cancelled on request", now_s()));
+  }
+  changed();
+  return Status::Ok();
+}
+
+Status JobManager::pause(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs_->get(id));
+  if (store::is_final(row.state) || row.state == store::JobState::kPaused) {
+    return InvalidArgument(job_name(id) + " is " + store::job_state_name(row.state));
+  }
+  auto it = running_.find(id);
+  if (it != running_.end()) {
+    it->second->reason = StopReason::kPause;
+    it->second->stop.request_stop();
+  } else {
+    KILN_RETURN_IF_ERROR(
+        jobs_->set_state(id, store::JobState::kPaused, "paused on request", now_s()));
+  }
+  changed();
+  return Status::Ok();
+}
+
+Status JobManager::resume(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs_->get(id));
+  if (row.state != store::JobState::kPaused) {
+    return InvalidArgument(job_name(id) + " is " + store::job_state_name(row.state) +
+                           ", not paused");
+  }
+  if (running_.count(id)) return InvalidArgument(job_name(id) + " is still pausing");
+  KILN_RETURN_IF_ERROR(jobs_->set_state(id, store::JobState::kQueued, "", now_s()));
+  changed();
+  return Status::Ok();
+}
+
+Result<std::string> JobManager::export_tvm_log(int64_t id) {
+  KILN_RETURN_IF_ERROR(jobs_->get(id).status());
+  store::RecordFilter filter;
+  filter.source = store::job_source(id);
+  KILN_ASSIGN_OR_RETURN(std::vector<store::Record> records, records_->records(filter));
+  // The job's tasks, in the order it first measured them; for each, the store's best record (the
+  // one `kiln compile` would use, whoever measured it).
+  std::vector<std::tuple<std::string, std::string, std::string>> tasks;
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  for (const store::Record& r : records) {
+    auto key = std::make_tuple(r.target, r.task_name, r.workload);
+    if (seen.insert(key).second) tasks.push_back(key);
+  }
+  std::string log;
+  for (const auto& [target, task_name, workload] : tasks) {
+    KILN_ASSIGN_OR_RETURN(std::optional<store::Record> best,
+                          records_->best(target, task_name, workload));
+    if (!best) continue;  // no config of the task succeeded
+    KILN_ASSIGN_OR_RETURN(std::string line, store::to_tvm_line(*best));
+    log += line + "\n";
+  }
+  return log;
+}
+
+uint64_t JobManager::change_counter() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return changes_;
+}
+
+bool JobManager::draining() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return draining_;
+}
+
+uint64_t JobManager::wait_for_change(uint64_t seen, double timeout_s) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+               [&] { return changes_ != seen || draining_; });
+  return changes_;
+}
+
+void JobManager::drain() {
+  std::thread scheduler;
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    draining_ = true;
+    for (auto& [id, r] : running_) {
+      if (r->reason == StopReason::kNone) r->reason = StopReason::kDrain;
+      r->stop.request_stop();
+    }
+    changed();
+    scheduler = std::move(scheduler_);
+  }
+  if (scheduler.joinable()) scheduler.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, r] : running_) threads.push_back(std::move(r->thread));
+  }
+  for (std::thread& t : threads) {
+    if (t.joinable()) t.join();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  running_.clear();
+}
+
+}  // namespace kiln::daemon

@@ -1,0 +1,144 @@
+// The daemon's job queue (`kiln serve`): jobs live in the store (store/job_store.h) next to their
+// records; this runs them.
+//
+// Scheduling: at most max_jobs jobs run at once, chosen by priority (higher first), then by id.
+// A queued job of higher priority than a running one preempts it when no slot is free: the
+// running one stops after its batch in flight is committed and goes back to the queue. Local
+// measurements of all jobs pass one MeasureGate (daemon/measure_gate.h), so kernels of two jobs
+// are never timed at once, and the higher priority's batch goes first.
+//
+// Each job is a tuner::ModelTuneJob (a workload list is a model whose tasks weigh 1) on its own
+// builder pool and runner, writing records whose source is store::job_source(id). Resuming is
+// the tuning loop's: configs the store settles are not measured again and count toward the
+// budget, so a job started again after any crash picks up from its committed records. A time
+// budget counts the seconds spent in every run (JobStore::add_seconds after each batch).
+//
+// A job whose spec no longer plans (the model file is gone or unreadable) or whose run fails
+// (e.g. its tracker is unreachable, the store cannot be written) is failed with the reason; the
+// others go on.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+#include "daemon/job_spec.h"
+#include "daemon/measure_gate.h"
+#include "store/job_store.h"
+#include "store/record_store.h"
+
+namespace kiln::daemon {
+
+struct TaskProgress {
+  std::string template_name;
+  std::string workload;
+  double weight = 1;
+  int64_t trials = 0;
+  double best_seconds = 0;  // 0: nothing measured successfully yet
+  double best_gflops = 0;
+};
+
+// What a running (or last run) job reported after its latest committed batch.
+struct JobProgress {
+  std::vector<TaskProgress> tasks;
+  int current_task = -1;
+  int64_t trials = 0;    // settled trials of the job's tasks in the store
+  double latency_s = 0;  // estimated end-to-end latency, Σ weight x best (0: unknown)
+  bool latency_complete = false;
+};
+
+struct JobView {
+  store::JobRow row;
+  int64_t records = 0;  // records written by the job (exact: counted in the store)
+  JobProgress progress;
+  uint64_t version = 0;  // grows with every change of the job's view
+};
+
+struct JobManagerOptions {
+  std::string db;
+  int max_jobs = 2;
+  // The kiln binary: builder workers and the local runner's child are exec'd from it (the daemon
+  // has threads, so it must not fork copies of itself).
+  std::string worker_binary;
+  // Called with one line for the daemon's log (job started, finished, failed...).
+  std::function<void(const std::string&)> log;
+};
+
+class JobManager {
+ public:
+  // Opens the store and locks it for this daemon (DB.serve-lock; a second daemon on the same
+  // store is refused); jobs left running by a previous daemon are queued again.
+  static Result<std::unique_ptr<JobManager>> open(JobManagerOptions options);
+  ~JobManager();  // drains
+
+  // Starts the scheduling thread.
+  void start();
+  // Stops every running job after its batch in flight is committed, waits for them, and leaves
+  // them queued (the next daemon resumes them). Idempotent.
+  void drain();
+
+  // Validates the spec (parse_job_spec, relative paths against base_dir) and queues it.
+  Result<int64_t> submit(const std::string& spec_yaml, const std::string& base_dir);
+  Result<bool> exists(int64_t id) { return jobs_->exists(id); }
+  Result<JobView> get(int64_t id);
+  Result<std::vector<JobView>> list();
+  // kInvalidArgument "no job N" for an unknown id; kUnimplemented-free: a state change that makes
+  // no sense (cancel a done job) is kInvalidArgument saying why.
+  Status cancel(int64_t id);
+  Status pause(int64_t id);
+  Status resume(int64_t id);
+  // For each task the job measured, the store's best record (the one `kiln compile` uses,
+  // whoever measured it), as TVM autotvm log lines (v0.2); a task without a successful record
+  // has no line.
+  Result<std::string> export_tvm_log(int64_t id);
+
+  // Blocks until some job's view changes after `seen` (a value of change_counter()), or
+  // `timeout_s` passes, or the manager drains; returns the counter now.
+  uint64_t wait_for_change(uint64_t seen, double timeout_s);
+  uint64_t change_counter();
+  bool draining();
+
+ private:
+  enum class StopReason { kNone, kPause, kCancel, kPreempt, kDrain };
+  struct Running {
+    std::stop_source stop;
+    StopReason reason = StopReason::kNone;
+    int64_t priority = 0;
+    bool finished = false;
+    std::thread thread;
+  };
+
+  explicit JobManager(JobManagerOptions options);
+  void schedule_loop();
+  void schedule_once(std::unique_lock<std::mutex>& lock);
+  void run_job(int64_t id);
+  // Runs the job until it is done (true, with what it ended with in *summary) or stopped
+  // (false); an error fails the job.
+  Result<bool> run_job_body(int64_t id, Running& running, std::string* summary);
+  Status write_exports(int64_t id, const JobSpec& spec);
+  void changed();  // REQUIRES mu_ held
+  void log(const std::string& line);
+
+  JobManagerOptions options_;
+  int lock_fd_ = -1;
+  std::unique_ptr<store::JobStore> jobs_;
+  std::unique_ptr<store::RecordStore> records_;
+  MeasureGate gate_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<int64_t, std::unique_ptr<Running>> running_;
+  std::map<int64_t, JobProgress> progress_;
+  uint64_t changes_ = 0;
+  bool draining_ = false;
+  bool stopped_ = false;
+  std::thread scheduler_;
+};
+
+}  // namespace kiln::daemon
