@@ -91,5 +91,35 @@ TEST(TaskScheduler, ObjectiveIsTheWeightedSumAndSaysWhenIncomplete) {
   EXPECT_TRUE(complete);
 }
 
+// A direct and a Winograd conv of one layer, next to another layer: the model runs the faster
+// alternative, so the objective counts the layer once, and rounds go to the alternative that can
+// still lower it rather than to the one far behind.
+TEST(TaskScheduler, AlternativesOfOneWorkloadCountOnceAtTheirBest) {
+  TaskScheduler scheduler(
+      {{2, 1e9, "direct", "conv:A"}, {2, 1e9, "winograd", "conv:A"}, {1, 1e9, "direct", "conv:B"}});
+  scheduler.set_initial(0, 4e-3, true);
+  scheduler.set_initial(1, 1e-3, true);
+  scheduler.set_initial(2, 2e-3, true);
+  bool complete = false;
+  EXPECT_DOUBLE_EQ(scheduler.objective(&complete), 2 * 1e-3 + 2e-3);
+  EXPECT_TRUE(complete);
+
+  // The direct conv of A improves slowly from 4 ms and stays above Winograd's 1 ms (its floor is
+  // above it): past Ansor's optimistic first guesses it cannot lower the latency, and the rounds
+  // go to the others. Seen as independent tasks, it would take many more.
+  std::vector<SimTask> sims = {{4e-3, 3e-3, 0.05}, {1e-3, 1e-4}, {2e-3, 2e-4}};
+  std::vector<int> count = simulate(scheduler, sims, 30);
+  EXPECT_LE(count[0], 2) << count[1] << " " << count[2];
+  EXPECT_GT(count[1], 0);
+  EXPECT_GT(count[2], 0);
+
+  TaskScheduler independent({{2, 1e9, "direct"}, {2, 1e9, "winograd"}, {1, 1e9, "direct"}});
+  independent.set_initial(0, 4e-3, true);
+  independent.set_initial(1, 1e-3, true);
+  independent.set_initial(2, 2e-3, true);
+  std::vector<SimTask> same = {{4e-3, 3e-3, 0.05}, {1e-3, 1e-4}, {2e-3, 2e-4}};
+  EXPECT_GT(simulate(independent, same, 30)[0], 2 * std::max(1, count[0]));
+}
+
 }  // namespace
 }  // namespace kiln::tuner

@@ -85,7 +85,8 @@ Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Run
     KILN_ASSIGN_OR_RETURN(ModelTaskState s, initial_state(i, store));
     states.push_back(s);
     scheduled.push_back({tasks_[i].weight, tasks_[i].task.tmpl->flop(tasks_[i].task.workload),
-                         std::string(tasks_[i].task.tmpl->name())});
+                         std::string(tasks_[i].task.tmpl->name()),
+                         tasks_[i].task.workload.to_string()});
   }
   TaskScheduler scheduler(scheduled, options_.scheduler);
   for (size_t i = 0; i < tasks_.size(); ++i) {

@@ -28,13 +28,26 @@ void TaskScheduler::round_done(size_t task, double best_latency, bool alive) {
   last_ = task;
 }
 
+double TaskScheduler::best_alternative(size_t i) const {
+  double best = kUnknown;
+  if (tasks_[i].workload.empty()) return best;
+  for (size_t j = 0; j < tasks_.size(); ++j) {
+    if (j != i && tasks_[j].workload == tasks_[i].workload) best = std::min(best, state_[j].best);
+  }
+  return best;
+}
+
 double TaskScheduler::gradient(size_t i) const {
   const State& s = state_[i];
   if (!std::isfinite(s.best)) return -std::numeric_limits<double>::infinity();  // tune it first
+  // What the workload costs with this task at latency g: no more than its other alternatives.
+  const double other = best_alternative(i);
+  auto effective = [&](double g) { return std::min(g, other); };
   double backward = 0;
   int window = options_.backward_window;
   if (static_cast<int>(s.history.size()) > window) {
-    backward = (s.history.back() - s.history[s.history.size() - 1 - window]) / window;
+    backward = (effective(s.history.back()) - effective(s.history[s.history.size() - 1 - window])) /
+               window;
   }
   int rounds = std::max<int>(1, static_cast<int>(s.history.size()));
   double next_by_rounds = s.best - s.best / rounds;
@@ -49,7 +62,7 @@ double TaskScheduler::gradient(size_t i) const {
   if (best_similar_flops > 0) {
     next = std::min(next, options_.beta * tasks_[i].flop / best_similar_flops);
   }
-  double forward = next - s.best;
+  double forward = effective(next) - effective(s.best);
   return tasks_[i].weight * (options_.alpha * backward + (1 - options_.alpha) * forward);
 }
 
@@ -79,8 +92,15 @@ double TaskScheduler::objective(bool* complete) const {
   double f = 0;
   bool all = true;
   for (size_t i = 0; i < state_.size(); ++i) {
-    if (std::isfinite(state_[i].best)) {
-      f += tasks_[i].weight * state_[i].best;
+    // A workload counts once, at its first task (in index order) among its alternatives.
+    bool counted_before = false;
+    for (size_t j = 0; j < i && !tasks_[i].workload.empty(); ++j) {
+      counted_before = counted_before || tasks_[j].workload == tasks_[i].workload;
+    }
+    if (counted_before) continue;
+    double best = std::min(state_[i].best, best_alternative(i));
+    if (std::isfinite(best)) {
+      f += tasks_[i].weight * best;
     } else {
       all = false;
     }

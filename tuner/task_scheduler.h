@@ -10,6 +10,10 @@
 //       forward_i  = min(g_i − g_i / t_i, β · flop_i / best FLOPS among similar tasks) − g_i
 //     with t_i the task's rounds so far and "similar" = same template; ties go to the lowest
 //     index (deterministic, where Ansor draws at random).
+// Alternatives (tasks of one workload under different templates: dense_pack and dense_nopack,
+// a direct and a Winograd conv) compute the same layer, and the model runs the fastest: f counts
+// a workload once, at its best alternative, and a task's gain is only what takes the workload
+// below its other alternatives (g_i above is read as min(g_i, best of the others)).
 // A dead task (its space exhausted, its budget reached, or a round that measured nothing new)
 // is never chosen again. Round-robin (AutoTVM's order, one round per task in turn) is the other
 // strategy. The scheduler only decides; the caller runs the rounds and reports back.
@@ -25,9 +29,10 @@ namespace kiln::tuner {
 enum class SchedulerStrategy { kGradient, kRoundRobin };
 
 struct ScheduledTask {
-  double weight = 1;  // occurrences in the model
-  double flop = 0;    // per occurrence
-  std::string group;  // similar tasks share a group (the template name)
+  double weight = 1;     // occurrences in the model
+  double flop = 0;       // per occurrence
+  std::string group;     // similar tasks share a group (the template name)
+  std::string workload;  // alternatives share it (non-empty); empty: the task stands alone
 };
 
 struct SchedulerOptions {
@@ -52,8 +57,8 @@ class TaskScheduler {
   // The task to tune next; -1 when every task is dead.
   int next() const;
 
-  // Σ weight · best latency over tasks with a measurement; `complete` is false when some task
-  // has none yet.
+  // Σ weight · best latency over workloads with a measurement (at their best alternative);
+  // `complete` is false when some workload has none yet.
   double objective(bool* complete = nullptr) const;
   int rounds(size_t task) const { return static_cast<int>(state_[task].history.size()); }
   bool alive(size_t task) const { return state_[task].alive; }
@@ -66,6 +71,8 @@ class TaskScheduler {
     std::vector<double> history;  // best latency after each round
   };
   double gradient(size_t task) const;
+  // The best latency of the task's alternatives other than itself (kUnknown: none measured).
+  double best_alternative(size_t task) const;
 
   std::vector<ScheduledTask> tasks_;
   SchedulerOptions options_;
