@@ -1,7 +1,6 @@
 #include "builder/builder_service.h"
 
 #include <grpcpp/grpcpp.h>
-#include <signal.h>
 
 #include <cstdio>
 #include <future>
@@ -9,6 +8,7 @@
 #include "farm/convert.h"
 #include "farm/message_size.h"
 #include "farm/security.h"
+#include "farm/server_start.h"
 
 namespace kiln::builder {
 
@@ -94,37 +94,21 @@ grpc::Status BuilderService::Build(grpc::ServerContext*, const v1::BuildRequest*
 }
 
 Status run_builder(const BuilderServerOptions& o) {
-  const bool secured = !o.certs_dir.empty();
-  if (secured && o.insecure) return InvalidArgument("--certs and --insecure exclude each other");
-  std::string warning;
-  KILN_RETURN_IF_ERROR(farm::check_listen_address(o.listen, secured, o.insecure, &warning));
-  if (!warning.empty()) std::fprintf(stderr, "kiln builder: %s\n", warning.c_str());
-  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
-  if (secured) {
-    KILN_ASSIGN_OR_RETURN(creds, farm::server_credentials(o.certs_dir));
-  }
+  KILN_ASSIGN_OR_RETURN(
+      std::shared_ptr<grpc::ServerCredentials> creds,
+      farm::listen_credentials("kiln builder", o.listen, o.certs_dir, o.insecure));
   BuilderService service(o.n_parallel, o.worker_binary);
   grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(o.listen, creds, &port);
   builder.RegisterService(&service);
   builder.SetMaxSendMessageSize(512 << 20);
   builder.SetMaxReceiveMessageSize(farm::transport_limit(farm::kMaxBuilderRequestBytes));
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    return IoError("cannot listen on " + o.listen + " (address in use or unavailable)");
-  }
-  std::string host = o.listen.substr(0, o.listen.rfind(':'));
-  std::printf("kiln builder listening on %s:%d (%s)\n", host.c_str(), port,
-              secured ? "TLS, mutual TLS or bearer token" : "plaintext");
+  int port = 0;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
+                        farm::start_server(builder, o.listen, creds, &port));
+  std::printf("kiln builder listening on %s (%s)\n", farm::bound_address(o.listen, port).c_str(),
+              farm::security_text(!o.certs_dir.empty()));
   std::fflush(stdout);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int sig = 0;
-  sigwait(&set, &sig);
-  std::fprintf(stderr, "kiln builder: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  std::fprintf(stderr, "kiln builder: stopping (%s)\n", farm::wait_for_stop_signal());
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return Status::Ok();
 }

@@ -1,12 +1,12 @@
 #include "daemon/tuner_service.h"
 
 #include <grpcpp/grpcpp.h>
-#include <signal.h>
 
 #include <chrono>
 #include <cstdio>
 
 #include "farm/security.h"
+#include "farm/server_start.h"
 
 namespace kiln::daemon {
 
@@ -166,18 +166,9 @@ grpc::Status TunerService::ExportJob(grpc::ServerContext*, const v1::ExportJobRe
 }
 
 Status run_serve(const ServeOptions& options) {
-  const bool secured = !options.certs_dir.empty();
-  if (secured && options.insecure) {
-    return InvalidArgument("--certs and --insecure exclude each other");
-  }
-  std::string warning;
-  KILN_RETURN_IF_ERROR(
-      farm::check_listen_address(options.listen, secured, options.insecure, &warning));
-  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
-  if (secured) {
-    KILN_ASSIGN_OR_RETURN(creds, farm::server_credentials(options.certs_dir));
-  }
-  if (!warning.empty()) std::fprintf(stderr, "kiln serve: %s\n", warning.c_str());
+  KILN_ASSIGN_OR_RETURN(
+      std::shared_ptr<grpc::ServerCredentials> creds,
+      farm::listen_credentials("kiln serve", options.listen, options.certs_dir, options.insecure));
 
   JobManagerOptions manager_options;
   manager_options.db = options.db;
@@ -191,27 +182,18 @@ Status run_serve(const ServeOptions& options) {
                         JobManager::open(std::move(manager_options)));
   TunerService service(*manager);
   grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(options.listen, creds, &port);
   builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    return IoError("cannot listen on " + options.listen + " (address in use or unavailable)");
-  }
+  int port = 0;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
+                        farm::start_server(builder, options.listen, creds, &port));
   manager->start();
-  std::string host = options.listen.substr(0, options.listen.rfind(':'));
-  std::printf("kiln serve listening on %s:%d (%s), jobs in %s\n", host.c_str(), port,
-              secured ? "TLS, mutual TLS or bearer token" : "plaintext", options.db.c_str());
+  std::printf("kiln serve listening on %s (%s), jobs in %s\n",
+              farm::bound_address(options.listen, port).c_str(),
+              farm::security_text(!options.certs_dir.empty()), options.db.c_str());
   std::fflush(stdout);
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int sig = 0;
-  sigwait(&set, &sig);
   std::fprintf(stderr, "kiln serve: stopping (%s): finishing the running batches, then exiting\n",
-               sig == SIGINT ? "SIGINT" : "SIGTERM");
+               farm::wait_for_stop_signal());
   std::fflush(stderr);
   manager->drain();  // watchers see draining and end their streams
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

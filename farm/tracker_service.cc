@@ -1,7 +1,6 @@
 #include "farm/tracker_service.h"
 
 #include <grpcpp/grpcpp.h>
-#include <signal.h>
 
 #include <chrono>
 #include <cmath>
@@ -9,6 +8,7 @@
 
 #include "farm/message_size.h"
 #include "farm/security.h"
+#include "farm/server_start.h"
 
 namespace kiln::farm {
 
@@ -291,43 +291,25 @@ grpc::Status TrackerService::CheckLease(grpc::ServerContext*, const v1::CheckLea
 }
 
 Status run_tracker(const TrackerServerOptions& options) {
-  const bool secured = !options.certs_dir.empty();
-  if (secured && options.insecure) {
-    return InvalidArgument("--certs and --insecure exclude each other");
-  }
-  std::string warning;
-  KILN_RETURN_IF_ERROR(check_listen_address(options.listen, secured, options.insecure, &warning));
-  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
-  if (secured) {
-    KILN_ASSIGN_OR_RETURN(creds, server_credentials(options.certs_dir));
-  }
-  if (!warning.empty()) std::fprintf(stderr, "kiln tracker: %s\n", warning.c_str());
+  KILN_ASSIGN_OR_RETURN(
+      std::shared_ptr<grpc::ServerCredentials> creds,
+      listen_credentials("kiln tracker", options.listen, options.certs_dir, options.insecure));
 
   TrackerService service(options.tracker, nullptr, [](const std::string& line) {
     std::fprintf(stderr, "kiln tracker: %s\n", line.c_str());
     std::fflush(stderr);
   });
   grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(options.listen, creds, &port);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(transport_limit(kMaxTrackerRequestBytes));
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    return IoError("cannot listen on " + options.listen + " (address in use or unavailable)");
-  }
-  std::string host = options.listen.substr(0, options.listen.rfind(':'));
-  std::printf("kiln tracker listening on %s:%d (%s)\n", host.c_str(), port,
-              secured ? "TLS, mutual TLS or bearer token" : "plaintext");
+  int port = 0;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
+                        start_server(builder, options.listen, creds, &port));
+  std::printf("kiln tracker listening on %s (%s)\n", bound_address(options.listen, port).c_str(),
+              security_text(!options.certs_dir.empty()));
   std::fflush(stdout);
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int sig = 0;
-  sigwait(&set, &sig);
-  std::fprintf(stderr, "kiln tracker: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  std::fprintf(stderr, "kiln tracker: stopping (%s)\n", wait_for_stop_signal());
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return Status::Ok();
 }

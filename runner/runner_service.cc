@@ -1,7 +1,6 @@
 #include "runner/runner_service.h"
 
 #include <grpcpp/grpcpp.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "common/sha256.h"
 #include "farm/convert.h"
 #include "farm/message_size.h"
+#include "farm/server_start.h"
 #include "farm/signing.h"
 #include "runtime/elf_machine.h"
 
@@ -284,9 +284,9 @@ Status run_runner(RunnerServerOptions o) {
   if (o.name.size() > 64) o.name = o.name.substr(o.name.size() - 64);
   KILN_RETURN_IF_ERROR(farm::check_name("--name", o.name));
   const bool secured = !o.auth.certs_dir.empty();
-  std::string warning;
-  KILN_RETURN_IF_ERROR(farm::check_listen_address(o.listen, secured, o.auth.insecure, &warning));
-  if (!warning.empty()) std::fprintf(stderr, "kiln runner: %s\n", warning.c_str());
+  KILN_ASSIGN_OR_RETURN(
+      std::shared_ptr<grpc::ServerCredentials> server_creds,
+      farm::listen_credentials("kiln runner", o.listen, o.auth.certs_dir, o.auth.insecure));
   std::string key_file = o.signing_key_file;
   if (key_file.empty()) key_file = !o.auth.token_file.empty() ? o.auth.token_file : "";
   if (key_file.empty() && secured) key_file = farm::cert_files(o.auth.certs_dir).token;
@@ -298,10 +298,6 @@ Status run_runner(RunnerServerOptions o) {
   KILN_ASSIGN_OR_RETURN(o.service.signing_key, farm::read_signing_key(key_file));
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> client_creds,
                         farm::client_credentials(o.auth));
-  std::shared_ptr<grpc::ServerCredentials> server_creds = grpc::InsecureServerCredentials();
-  if (secured) {
-    KILN_ASSIGN_OR_RETURN(server_creds, farm::server_credentials(o.auth.certs_dir));
-  }
   if (o.service.scratch_parent.empty()) {
     std::error_code ec;
     o.service.scratch_parent = std::filesystem::temp_directory_path(ec).string();
@@ -329,20 +325,16 @@ Status run_runner(RunnerServerOptions o) {
 
   RunnerService service(o.service);
   grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(o.listen, server_creds, &port);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(farm::transport_limit(farm::kMaxRunnerRequestBytes));
   // Clients ping every few seconds to notice a cut network during a long Measure call.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 4000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    return IoError("cannot listen on " + o.listen + " (address in use or unavailable)");
-  }
-  std::string host = o.listen.substr(0, o.listen.rfind(':'));
-  const std::string address = host + ":" + std::to_string(port);
+  int port = 0;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
+                        farm::start_server(builder, o.listen, server_creds, &port));
+  const std::string address = farm::bound_address(o.listen, port);
 
   v1::RegisterRequest registration;
   farm::RunnerCapabilities caps;
@@ -408,13 +400,7 @@ Status run_runner(RunnerServerOptions o) {
     }
   });
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int sig = 0;
-  sigwait(&set, &sig);
-  std::fprintf(stderr, "kiln runner: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  std::fprintf(stderr, "kiln runner: stopping (%s)\n", farm::wait_for_stop_signal());
   {
     std::lock_guard<std::mutex> lock(mu);
     stopping = true;
