@@ -116,10 +116,7 @@ Command add_runner_command(CLI::App& app) {
     o->kiln_version = KILN_VERSION;
     o->service.max_memory_bytes = static_cast<uint64_t>(*memory_mb * 1024 * 1024);
     o->service.cores = std::max(1u, std::thread::hardware_concurrency());
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) throw CommandError{"cannot find the kiln binary (/proc/self/exe)"};
-    o->service.worker_binary = std::string(self, n);
+    o->service.worker_binary = self_binary();
     block_stop_signals();
     ok_or_exit(runner::run_runner(*o));
     return 0;
@@ -134,10 +131,7 @@ Command add_builder_command(CLI::App& app) {
   add_bounded(cmd, "--n-parallel", &o->n_parallel, 1, max_n_parallel(), "build worker processes")
       ->default_str("one per core");
   return [o] {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) throw CommandError{"cannot find the kiln binary (/proc/self/exe)"};
-    o->worker_binary = std::string(self, n);
+    o->worker_binary = self_binary();
     block_stop_signals();
     ok_or_exit(builder::run_builder(*o));
     return 0;

@@ -107,10 +107,7 @@ Command add_serve_command(CLI::App& app) {
   add_bounded(cmd, "--jobs", &o->max_jobs, 1, 1024,
               "jobs run at once (their local measurements still take turns, by priority)");
   return [o] {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) throw CommandError{"cannot find the kiln binary (/proc/self/exe)"};
-    o->worker_binary = std::string(self, n);
+    o->worker_binary = self_binary();
     block_stop_signals();
     ok_or_exit(daemon::run_serve(*o));
     return 0;

@@ -144,4 +144,11 @@ int max_n_parallel() {
   return 4 * static_cast<int>(cores == 0 ? 1 : cores);
 }
 
+std::string self_binary() {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) throw CommandError{"cannot find the kiln binary (/proc/self/exe)"};
+  return std::string(self, n);
+}
+
 }  // namespace kiln::cli

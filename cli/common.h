@@ -93,6 +93,10 @@ CLI::Option* add_bounded(CLI::App* cmd, const std::string& name, std::optional<i
 // Builder processes allowed for --n-parallel: 1 .. 4 x the machine's cores.
 int max_n_parallel();
 
+// The path of this kiln binary (/proc/self/exe), which servers exec for their worker and
+// measurement children; a CommandError if it cannot be read.
+std::string self_binary();
+
 // Subcommands: each registers itself on `app` and returns the function that runs it.
 using Command = std::function<int()>;
 Command add_space_command(CLI::App& app);
