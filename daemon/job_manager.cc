@@ -236,18 +236,13 @@ Result<bool> JobManager::run_job_body(int64_t id, Running& running, std::string*
   build_options.timeout_s = spec.build_timeout_s;
   builder::LocalBuildPool builder(build_options);
   if (!options_.worker_binary.empty()) builder.exec_workers(options_.worker_binary);
-  std::unique_ptr<runner::Runner> inner;
-  std::unique_ptr<runner::Runner> gated;
-  runner::Runner* runner = nullptr;
+  std::unique_ptr<runner::Runner> runner;
   if (spec.run_on.tracker.empty()) {
     runner::RunnerOptions local = spec.measure;
     local.worker_binary = options_.worker_binary;
-    inner = std::make_unique<runner::LocalRunner>(local);
-    gated = std::make_unique<GatedRunner>(*inner, gate_, row.priority);
-    runner = gated.get();
+    runner = std::make_unique<runner::LocalRunner>(local);
   } else {
-    KILN_ASSIGN_OR_RETURN(inner, make_remote_runner(spec, id));
-    runner = inner.get();
+    KILN_ASSIGN_OR_RETURN(runner, make_remote_runner(spec, id));
   }
   plan.options.job.loop.lease_s =
       tuner::lease_seconds(spec.measure, spec.build_timeout_s, builder.n_parallel());
@@ -270,6 +265,10 @@ Result<bool> JobManager::run_job_body(int64_t id, Running& running, std::string*
   };
   Status time_status = Status::Ok();
   tuner::ModelTuneEvents events;
+  // A round at a time on the machine (daemon/measure_gate.h): a farm job builds locally too.
+  const std::stop_token stop = running.stop.get_token();
+  events.before_round = [&] { return gate_.acquire(row.priority, stop); };
+  events.after_round = [&] { gate_.release(); };
   events.progress = [&](const tuner::ModelTuneStatus& st) {
     Status s = count_time(st.elapsed_s);
     if (!s.ok() && time_status.ok()) time_status = s;
@@ -288,7 +287,7 @@ Result<bool> JobManager::run_job_body(int64_t id, Running& running, std::string*
     changed();
   };
   KILN_ASSIGN_OR_RETURN(tuner::ModelTuneResult result,
-                        job.run(builder, *runner, *records_, events, running.stop.get_token()));
+                        job.run(builder, *runner, *records_, events, stop));
   KILN_RETURN_IF_ERROR(count_time(result.status.elapsed_s));
   KILN_RETURN_IF_ERROR(time_status);
   if (result.interrupted) return false;

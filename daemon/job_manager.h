@@ -3,9 +3,10 @@
 //
 // Scheduling: at most max_jobs jobs run at once, chosen by priority (higher first), then by id.
 // A queued job of higher priority than a running one preempts it when no slot is free: the
-// running one stops after its batch in flight is committed and goes back to the queue. Local
-// measurements of all jobs pass one MeasureGate (daemon/measure_gate.h), so kernels of two jobs
-// are never timed at once, and the higher priority's batch goes first.
+// running one stops after its batch in flight is committed and goes back to the queue. Running
+// jobs take turns on the machine a round at a time through one MeasureGate
+// (daemon/measure_gate.h), the higher priority first: nothing of one job (a build, a model fit, a
+// kernel) runs while another times a kernel.
 //
 // Each job is a tuner::ModelTuneJob (a workload list is a model whose tasks weigh 1) on its own
 // builder pool and runner, writing records whose source is store::job_source(id). Resuming is

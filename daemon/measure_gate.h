@@ -1,48 +1,34 @@
-// Local measurements of concurrent jobs must never overlap: a kernel timed while another job's
-// kernel runs on the same cores measures the contention, not the config. A MeasureGate lets one
-// holder at a time through; among the waiters the highest priority goes first, then the earliest.
-// A GatedRunner is a job's runner that holds the gate for every batch it measures and every
-// reference it prepares.
+// Concurrent jobs of one daemon take turns on the machine a tuning round at a time. A kernel
+// timed while another job builds, fits its cost model or runs its own kernel on the same cores
+// measures the contention, not the config; so a job holds the MeasureGate for a whole round
+// (builds, measurements, model fits: tuner::ModelTuneEvents' before_round / after_round), and
+// nothing of another job runs meanwhile. Among the waiters the highest priority goes next, then
+// the earliest; a waiter whose job is stopped (cancel, pause, preemption, drain) gives up.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <set>
+#include <stop_token>
 #include <utility>
-
-#include "runner/runner.h"
 
 namespace kiln::daemon {
 
 class MeasureGate {
  public:
-  // Blocks until the caller holds the gate.
-  void acquire(int64_t priority);
+  // Blocks until the caller holds the gate (true), or `stop` is requested first (false: the
+  // caller does not hold it).
+  bool acquire(int64_t priority, std::stop_token stop = {});
+  // REQUIRES: the caller holds the gate.
   void release();
 
  private:
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable_any cv_;
   bool held_ = false;
   uint64_t next_ticket_ = 0;
   std::set<std::pair<int64_t, uint64_t>> waiting_;  // (-priority, ticket): first goes next
-};
-
-class GatedRunner : public runner::Runner {
- public:
-  // `inner` and `gate` must outlive this runner. The hooks given to this runner (the tuning loop
-  // pauses its builders while kernels run) are passed on to `inner`.
-  GatedRunner(runner::Runner& inner, MeasureGate& gate, int64_t priority);
-
-  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs,
-                                 const std::vector<BuildResult>& builds) override;
-  void prepare(const MeasureInput& input) override;
-
- private:
-  runner::Runner& inner_;
-  MeasureGate& gate_;
-  int64_t priority_;
 };
 
 }  // namespace kiln::daemon

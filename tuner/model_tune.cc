@@ -73,6 +73,7 @@ Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Run
                                           store::RecordStore& store, const ModelTuneEvents& events,
                                           std::stop_token stop) {
   auto start = Clock::now();
+  double waited_s = 0;  // in before_round, waiting for the turn
   ModelTuneResult result;
   std::vector<ModelTaskState>& states = result.tasks;
   std::vector<ScheduledTask> scheduled;
@@ -99,17 +100,38 @@ Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Run
     status.current = current;
     status.trials = 0;
     for (const ModelTaskState& s : states) status.trials += s.trials;
-    status.elapsed_s = seconds_since(start);
+    status.elapsed_s = seconds_since(start) - waited_s;
     status.latency_s = estimated_latency(states, &status.latency_complete);
   };
   refresh(-1);
   status.start_latency_s = status.latency_s;
   status.start_latency_complete = status.latency_complete;
   auto out_of_time = [&] {
-    return options_.budget.seconds && seconds_since(start) >= *options_.budget.seconds;
+    return options_.budget.seconds && status.elapsed_s >= *options_.budget.seconds;
+  };
+  // A round between before_round and after_round; the wait for the turn is not time spent.
+  class Turn {
+   public:
+    Turn(const ModelTuneEvents& events, double* waited_s) : events_(events) {
+      if (!events_.before_round) return;
+      auto asked = Clock::now();
+      held_ = events_.before_round();
+      *waited_s += seconds_since(asked);
+    }
+    ~Turn() {
+      if (held_ && events_.after_round) events_.after_round();
+    }
+    bool held() const { return held_ || !events_.before_round; }
+
+   private:
+    const ModelTuneEvents& events_;
+    bool held_ = false;
   };
 
   while (!stop.stop_requested()) {
+    Turn turn(events, &waited_s);
+    if (!turn.held() || stop.stop_requested()) break;
+    refresh(-1);
     if (options_.budget.total_trials && status.trials >= *options_.budget.total_trials) break;
     if (out_of_time()) {
       result.out_of_time = true;

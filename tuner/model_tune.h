@@ -72,6 +72,11 @@ struct ModelTuneResult {
 struct ModelTuneEvents {
   std::function<void(const ModelTuneStatus&)> progress;  // after every committed batch
   std::function<void(const TuneTaskOutcome&)> round_finished;
+  // Around every round (the daemon's jobs take turns on the machine: daemon/measure_gate.h).
+  // before_round may block; the time it blocks is not time spent (elapsed_s, the time budget).
+  // It returns false when the run is stopped while waiting (no round, after_round not called).
+  std::function<bool()> before_round;
+  std::function<void()> after_round;
 };
 
 class ModelTuneJob {

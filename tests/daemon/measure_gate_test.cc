@@ -1,5 +1,5 @@
 // The measure gate (daemon/measure_gate.h): one holder at a time; the highest priority waiting
-// goes next, then the earliest.
+// goes next, then the earliest; a waiter whose job stops gives up its place.
 #include "daemon/measure_gate.h"
 
 #include <gtest/gtest.h>
@@ -41,6 +41,28 @@ TEST(MeasureGateTest, OneHolderAtATimeHighestPriorityNext) {
   for (std::thread& t : threads) t.join();
   EXPECT_FALSE(overlapped);
   EXPECT_EQ(order, (std::vector<int>{2, 4, 1, 3}));
+}
+
+TEST(MeasureGateTest, AStoppedWaiterGivesUpAndTheNextGoes) {
+  MeasureGate gate;
+  ASSERT_TRUE(gate.acquire(0));
+  std::stop_source cancelled;
+  std::atomic<int> result{-1};
+  std::thread high([&] { result = gate.acquire(10, cancelled.get_token()) ? 1 : 0; });
+  std::atomic<bool> low_got{false};
+  std::thread low([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // after the high one
+    low_got = gate.acquire(0);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  cancelled.request_stop();  // the high one's job is cancelled while it waits
+  high.join();
+  EXPECT_EQ(result, 0);
+  EXPECT_FALSE(low_got);  // the test still holds the gate
+  gate.release();
+  low.join();
+  EXPECT_TRUE(low_got);
+  gate.release();
 }
 
 }  // namespace
