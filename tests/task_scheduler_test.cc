@@ -33,7 +33,7 @@ std::vector<int> simulate(TaskScheduler& scheduler, std::vector<SimTask>& sims, 
 }
 
 TEST(TaskScheduler, WarmsUpEveryTaskOnceInOrder) {
-  TaskScheduler scheduler({{1, 1e9, "a"}, {1, 1e9, "a"}, {1, 1e9, "b"}});
+  TaskScheduler scheduler({{1, 1e9, "a", ""}, {1, 1e9, "a", ""}, {1, 1e9, "b", ""}});
   std::vector<SimTask> sims = {{1e-3, 1e-4}, {1e-3, 1e-4}, {1e-3, 1e-4}};
   for (int expected = 0; expected < 3; ++expected) {
     ASSERT_EQ(scheduler.next(), expected);
@@ -43,7 +43,7 @@ TEST(TaskScheduler, WarmsUpEveryTaskOnceInOrder) {
 
 TEST(TaskScheduler, SpendsMoreRoundsWhereWeightTimesLatencyIsLarger) {
   // Task 0 occurs 8 times and is slow; task 1 once and fast; both can improve 10x.
-  TaskScheduler scheduler({{8, 2e9, "conv"}, {1, 1e8, "conv"}});
+  TaskScheduler scheduler({{8, 2e9, "conv", ""}, {1, 1e8, "conv", ""}});
   std::vector<SimTask> sims = {{8e-3, 8e-4}, {5e-4, 5e-5}};
   std::vector<int> count = simulate(scheduler, sims, 20);
   EXPECT_GT(count[0], 2 * count[1]) << count[0] << " vs " << count[1];
@@ -51,14 +51,14 @@ TEST(TaskScheduler, SpendsMoreRoundsWhereWeightTimesLatencyIsLarger) {
 }
 
 TEST(TaskScheduler, NeverPicksADeadTaskAndEndsWhenAllAreDead) {
-  TaskScheduler scheduler({{10, 1e9, "a"}, {1, 1e9, "a"}, {1, 1e9, "b"}});
+  TaskScheduler scheduler({{10, 1e9, "a", ""}, {1, 1e9, "a", ""}, {1, 1e9, "b", ""}});
   std::vector<SimTask> sims = {{1e-2, 1e-5}, {1e-3, 1e-5}, {1e-3, 1e-5}};
   // Task 0 (the heaviest) has a space exhausted after 2 rounds.
   std::vector<int> count = simulate(scheduler, sims, 50, {2, 1000, 1000});
   EXPECT_EQ(count[0], 2);
   EXPECT_EQ(count[1] + count[2], 48);
 
-  TaskScheduler small({{1, 1e9, "a"}, {1, 1e9, "a"}});
+  TaskScheduler small({{1, 1e9, "a", ""}, {1, 1e9, "a", ""}});
   std::vector<SimTask> two = {{1e-3, 1e-4}, {1e-3, 1e-4}};
   std::vector<int> c = simulate(small, two, 100, {3, 2});
   EXPECT_EQ(c[0], 3);
@@ -67,13 +67,13 @@ TEST(TaskScheduler, NeverPicksADeadTaskAndEndsWhenAllAreDead) {
 }
 
 TEST(TaskScheduler, ResumedTasksSkipWarmUpAndUnknownOnesComeFirst) {
-  TaskScheduler scheduler({{1, 1e9, "a"}, {1, 1e9, "a"}});
+  TaskScheduler scheduler({{1, 1e9, "a", ""}, {1, 1e9, "a", ""}});
   scheduler.set_initial(0, 1e-3, true);  // resumed from the store
   EXPECT_EQ(scheduler.next(), 1);        // the task without a measurement is warmed up
 }
 
 TEST(TaskScheduler, RoundRobinTakesTurnsWhateverTheWeights) {
-  TaskScheduler scheduler({{100, 1e9, "a"}, {1, 1e9, "a"}, {1, 1e9, "a"}},
+  TaskScheduler scheduler({{100, 1e9, "a", ""}, {1, 1e9, "a", ""}, {1, 1e9, "a", ""}},
                           {SchedulerStrategy::kRoundRobin});
   std::vector<SimTask> sims = {{1e-2, 1e-5}, {1e-3, 1e-5}, {1e-3, 1e-5}};
   std::vector<int> count = simulate(scheduler, sims, 9);
@@ -81,7 +81,7 @@ TEST(TaskScheduler, RoundRobinTakesTurnsWhateverTheWeights) {
 }
 
 TEST(TaskScheduler, ObjectiveIsTheWeightedSumAndSaysWhenIncomplete) {
-  TaskScheduler scheduler({{2, 1e9, "a"}, {3, 1e9, "a"}});
+  TaskScheduler scheduler({{2, 1e9, "a", ""}, {3, 1e9, "a", ""}});
   bool complete = true;
   scheduler.set_initial(0, 1e-3, true);
   EXPECT_DOUBLE_EQ(scheduler.objective(&complete), 2e-3);
@@ -113,7 +113,8 @@ TEST(TaskScheduler, AlternativesOfOneWorkloadCountOnceAtTheirBest) {
   EXPECT_GT(count[1], 0);
   EXPECT_GT(count[2], 0);
 
-  TaskScheduler independent({{2, 1e9, "direct"}, {2, 1e9, "winograd"}, {1, 1e9, "direct"}});
+  TaskScheduler independent(
+      {{2, 1e9, "direct", ""}, {2, 1e9, "winograd", ""}, {1, 1e9, "direct", ""}});
   independent.set_initial(0, 4e-3, true);
   independent.set_initial(1, 1e-3, true);
   independent.set_initial(2, 2e-3, true);
