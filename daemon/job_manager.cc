@@ -16,6 +16,7 @@
 
 #include "builder/build_pool.h"
 #include "compiler/compile_model.h"
+#include "daemon/farm_watch.h"
 #include "daemon/job_plan.h"
 #include "farm/signing.h"
 #include "runner/local_runner.h"
@@ -60,6 +61,7 @@ Result<std::unique_ptr<runner::Runner>> make_remote_runner(const JobSpec& spec, 
   r.auth.token_file = spec.run_on.token_file;
   r.auth.insecure = spec.run_on.insecure;
   r.measure = spec.measure;
+  r.wait_s = spec.run_on.runner_wait_s;
   std::string key_file = spec.run_on.signing_key_file;
   if (key_file.empty()) key_file = spec.run_on.token_file;
   if (key_file.empty()) key_file = farm::cert_files(spec.run_on.certs_dir).token;
@@ -244,6 +246,13 @@ Result<bool> JobManager::run_job_body(int64_t id, Running& running, std::string*
   } else {
     KILN_ASSIGN_OR_RETURN(runner, make_remote_runner(spec, id));
   }
+  // A farm job whose runners are gone stops after that batch and fails (below), alone.
+  std::unique_ptr<FarmWatch> farm;
+  if (!spec.run_on.tracker.empty()) {
+    farm = std::make_unique<FarmWatch>(*runner,
+                                       [&](const std::string&) { running.stop.request_stop(); });
+  }
+  runner::Runner& measuring = farm ? *farm : *runner;
   plan.options.job.loop.lease_s =
       tuner::lease_seconds(spec.measure, spec.build_timeout_s, builder.n_parallel());
 
@@ -287,9 +296,10 @@ Result<bool> JobManager::run_job_body(int64_t id, Running& running, std::string*
     changed();
   };
   KILN_ASSIGN_OR_RETURN(tuner::ModelTuneResult result,
-                        job.run(builder, *runner, *records_, events, stop));
+                        job.run(builder, measuring, *records_, events, stop));
   KILN_RETURN_IF_ERROR(count_time(result.status.elapsed_s));
   KILN_RETURN_IF_ERROR(time_status);
+  if (farm && !farm->reason().empty()) return RuntimeError("run_on: " + farm->reason());
   if (result.interrupted) return false;
   char text[160];
   std::snprintf(text, sizeof text, "%lld trials%s%s", static_cast<long long>(result.status.trials),

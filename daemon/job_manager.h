@@ -15,8 +15,8 @@
 // budget counts the seconds spent in every run (JobStore::add_seconds after each batch).
 //
 // A job whose spec no longer plans (the model file is gone or unreadable) or whose run fails
-// (e.g. its tracker is unreachable, the store cannot be written) is failed with the reason; the
-// others go on.
+// (e.g. its tracker is unreachable, its farm's runners are gone: daemon/farm_watch.h, the store
+// cannot be written) is failed with the reason; the others go on.
 #pragma once
 
 #include <condition_variable>

@@ -192,7 +192,8 @@ Status read_run_on(const Reader& r, const YAML::Node& n, JobRunOn& on) {
                    "expected local or a mapping with tracker and key, got '" + n.Scalar() + "'", n);
   }
   KILN_RETURN_IF_ERROR(r.check_keys(
-      n, "run_on", {"tracker", "key", "certs", "token_file", "signing_key", "insecure"}));
+      n, "run_on",
+      {"tracker", "key", "certs", "token_file", "signing_key", "insecure", "runner_wait"}));
   auto field = [&](const char* key, std::string* out) -> Status {
     if (!n[key]) return Status::Ok();
     KILN_ASSIGN_OR_RETURN(*out, r.text(n[key], std::string("run_on.") + key));
@@ -203,6 +204,10 @@ Status read_run_on(const Reader& r, const YAML::Node& n, JobRunOn& on) {
   KILN_RETURN_IF_ERROR(field("certs", &on.certs_dir));
   KILN_RETURN_IF_ERROR(field("token_file", &on.token_file));
   KILN_RETURN_IF_ERROR(field("signing_key", &on.signing_key_file));
+  if (n["runner_wait"]) {
+    KILN_ASSIGN_OR_RETURN(on.runner_wait_s,
+                          r.number(n["runner_wait"], "run_on.runner_wait", 0, 86400, false));
+  }
   if (n["insecure"]) {
     KILN_ASSIGN_OR_RETURN(on.insecure, r.boolean(n["insecure"], "run_on.insecure"));
   }

@@ -25,7 +25,7 @@
 //   measure: {number, repeat, min_repeat_ms, timeout, cooldown_interval, cache_flush, threads,
 //             build_timeout, n_parallel}
 //   run_on: local | {tracker: HOST:PORT, key: K, certs: DIR, token_file: F, signing_key: F,
-//                    insecure: bool}
+//                    insecure: bool, runner_wait: seconds}   no runner in that time: job failed
 //   priority: N                      higher first (default 0)
 //   export: {tvm_log: PATH, compiled_model: PATH}   written when the job is done
 #pragma once
@@ -55,6 +55,7 @@ struct JobRunOn {
   std::string token_file;
   std::string signing_key_file;
   bool insecure = false;
+  double runner_wait_s = 60;  // a batch waits this long for a free runner (kiln tune --runner-wait)
 };
 
 struct JobExport {

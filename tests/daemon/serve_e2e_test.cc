@@ -369,6 +369,34 @@ TEST(ServeE2E, AJobWhoseModelDisappearsFailsAloneWithTheReason) {
   EXPECT_THAT(table.output, HasSubstr("failed"));
 }
 
+// A farm job whose key has no runner (they are all gone): its first batch waits run_on.runner_wait
+// for one, is recorded as lost, and the job fails with the reason while a local job finishes.
+TEST(ServeE2E, AFarmJobWhoseRunnersAreGoneFailsAloneWithTheReason) {
+  TempDir dir;
+  const std::string certs = dir.file("certs");
+  ASSERT_EQ(run_kiln("certs init " + certs).exit_code, 0);
+  ServeProcess tracker({"--certs", certs}, dir.file("tracker.log"), "tracker");
+  ASSERT_FALSE(tracker.address().empty()) << tracker.log();
+  std::string farm =
+      dir.write("farm.yaml", small_job("dense:M=16,N=16,K=16", 8) + "run_on: {tracker: \"" +
+                                 tracker.address() + "\", key: gone, certs: " + certs +
+                                 ", runner_wait: 1}\n");
+  std::string local = dir.write("local.yaml", small_job("dense:M=16,N=32,K=32", 6));
+  ServeProcess serve({"--db", dir.file("k.db"), "--jobs", "2"}, dir.file("serve.log"));
+  ASSERT_FALSE(serve.address().empty()) << serve.log();
+  int64_t jf = submit(serve.address(), farm);
+  int64_t jl = submit(serve.address(), local);
+  std::map<int64_t, std::string> s = wait_final(serve.address(), 120);
+  EXPECT_EQ(s[jf], "failed") << serve.log();
+  EXPECT_EQ(s[jl], "done") << serve.log();
+  std::string reason;
+  for (const auto& j : jobs_json(serve.address())) {
+    if (j["id"] == jf) reason = j["reason"];
+  }
+  EXPECT_THAT(reason, HasSubstr("run_on: the farm's runners are gone"));
+  EXPECT_THAT(reason, HasSubstr("no runner of key 'gone' came free"));
+}
+
 // A model job: its tasks tuned under one budget, then the exports it asked for: the TVM log of
 // its tasks' best records and the compiled model, which `kiln run` runs.
 TEST(ServeE2E, AModelJobWritesItsExportsWhenDone) {

@@ -1,7 +1,7 @@
-// A `kiln serve` child process for end-to-end tests: its stdout and stderr go to a log file (so a
-// chatty daemon never blocks on a full pipe); the constructor waits for the line that says where
-// it listens. kill() sends a signal; the destructor SIGKILLs and reaps what is left. Give each
-// process its own log file.
+// A `kiln serve` (or another server: `command`, e.g. "tracker") child process for end-to-end
+// tests: its stdout and stderr go to a log file (so a chatty daemon never blocks on a full pipe);
+// the constructor waits for the line that says where it listens. kill() sends a signal; the
+// destructor SIGKILLs and reaps what is left. Give each process its own log file.
 #pragma once
 
 #include <fcntl.h>
@@ -23,14 +23,15 @@ namespace kiln::testing {
 
 class ServeProcess {
  public:
-  ServeProcess(const std::vector<std::string>& args, const std::string& log_path)
+  ServeProcess(const std::vector<std::string>& args, const std::string& log_path,
+               const std::string& command = "serve")
       : log_path_(log_path) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
                                      0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<std::string> argv_s = {KILN_BINARY, "serve", "--listen", "127.0.0.1:0"};
+    std::vector<std::string> argv_s = {KILN_BINARY, command, "--listen", "127.0.0.1:0"};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : argv_s) argv.push_back(a.data());
@@ -40,7 +41,7 @@ class ServeProcess {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
       std::string text = log();
-      const std::string ready = "kiln serve listening on ";
+      const std::string ready = "kiln " + command + " listening on ";
       size_t at = text.find(ready);
       if (at != std::string::npos) {
         std::string rest = text.substr(at + ready.size());
