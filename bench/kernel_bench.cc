@@ -170,8 +170,11 @@ Best tune(const ops::Workload& raw, const Args& args, const Target& target,
   options.threads = args.threads;
   runner::LocalRunner runner(options);
   std::vector<tuner::TuneJobTask> tasks;
-  for (const ops::Template* t : ops::templates_for_op(raw.op))
-    tasks.push_back({t, *t->normalize(raw)});
+  for (const ops::Template* t : ops::templates_for_op(raw.op)) {
+    // An extra template (Winograd: 3x3 stride 1 only) does not take every workload of its op.
+    Result<ops::Workload> w = t->normalize(raw);
+    if (w.ok()) tasks.push_back({t, *w});
+  }
   tuner::TuneJobOptions job_options;
   job_options.tuner = args.tuner;
   job_options.seed = args.seed;
