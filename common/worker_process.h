@@ -27,7 +27,7 @@ class WorkerProcess {
 
   // What an exec'd worker may use (setrlimit in the child before exec); 0 means no limit.
   struct Limits {
-    uint64_t address_space_bytes = 0;  // RLIMIT_AS
+    uint64_t address_space_bytes = 0;  // RLIMIT_AS (not applied in an AddressSanitizer build)
     uint64_t cpu_seconds = 0;          // RLIMIT_CPU, the worker's whole life (hard limit)
     // A fresh private directory (0700) under this one becomes the child's working directory;
     // it is removed with everything in it when the worker ends. Empty: the parent's directory.
