@@ -6,6 +6,15 @@
 #include "cli/farm_commands.h"
 #include "cli/job_commands.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+// An AddressSanitizer build (make asan) only. LLVM installs its own alternate signal stack (a
+// malloc'd one, from its signal handlers that lld's output files register) on the thread that
+// builds in-process, e.g. a kiln serve job thread compiling its export; at that thread's exit
+// ASan would unmap that stack as if it were its own and abort ("unable to unmap"). Without
+// ASan's per-thread alternate stacks, the two do not meet.
+extern "C" const char* __asan_default_options() { return "use_sigaltstack=0"; }
+#endif
+
 int main(int argc, char** argv) {
   using namespace kiln::cli;
   CLI::App app{"kiln: a schedule auto-tuner for tensor programs"};
