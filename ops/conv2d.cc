@@ -161,7 +161,7 @@ class Conv2dNchwcTemplate final : public Template {
     ir::Buffer data_vec = conv::packed_data_buffer(g, ts, ic_bn);
     ir::Buffer kernel_vec("kernel_vec", {g.k / oc_bn, g.c / ic_bn, g.r, g.s, ic_bn, oc_bn},
                           ir::BufferScope::kWorkspace);
-    ir::Buffer rows = conv::row_workspace(g, t);
+    ir::Buffer rows = conv::row_workspace(g, t, layout.packed_output);
 
     auto reduction = [&](const conv::Tile& tile) {
       Expr icc = ir::var("icc"), icb = ir::var("icb");

@@ -279,7 +279,8 @@ Stmt accumulate(const Tile& tile, const TermFn& term) {
   });
 }
 
-ir::Buffer row_workspace(const Geometry& g, const Tiling& t) {
+ir::Buffer row_workspace(const Geometry& g, const Tiling& t, bool packed_output) {
+  if (packed_output) return ir::Buffer();
   TiledShape ts = tiled_shape(g, t);
   int64_t row = t.oh_factor * ts.q_pad * t.oc_bn;
   if (row + t.oh_factor * t.reg_n * t.oc_bn <= kMaxLocalFloats) return ir::Buffer();
@@ -330,6 +331,37 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
             st};
   Expr oc0 = tile.oc_chunk * Expr(t.oc_bn);
 
+  // One tile: acc = bias; reduction; acc -> row (or, packed, -> output).
+  Stmt init = tile_loop(st, [&](const Expr& index, const Expr&, const Expr&, const Expr& v) {
+    return ir::StoreFlat(tile.acc, index, bias.load_flat(oc0 + (tile.lane0 + v)));
+  });
+  auto tiles_with = [&](const Stmt& write_back) {
+    Stmt blocks = oh_blocks.wrap(
+        ow_blocks.wrap(lane_blocks.wrap(ir::Seq({init, reduction(tile), write_back}))));
+    return limit_unrolling(
+        ir::For(owc, ts.ow_chunks, LoopKind::kSerial, ir::Allocate(tile.acc, blocks)),
+        kMaxUnrolledVectorOps, kReshapedUnrollOps, target);
+  };
+
+  if (packed_output) {
+    // NCHW{oc_bn}c output: the accumulators go straight to it, each output vector written once
+    // (no row buffer and copy, which cost a store and a load per output vector in a second
+    // pass). Columns and rows of a tail tile past the output are computed on padding and not
+    // stored.
+    Expr ohi = ir::var("ohi"), j = ir::var("j");
+    Expr oh = oh_chunk0 + oh_offset + ohi, ow = tile.ow0 + j;
+    Stmt store = vector_loop("v", st.oc_bn, [&](const Expr& v) {
+      Expr index = (ohi * Expr(st.reg_n) + j) * Expr(st.oc_bn) + v;
+      return ir::Store(output, {tile.n, tile.oc_chunk, oh, ow, tile.lane0 + v},
+                       tile.acc.load_flat(index));
+    });
+    if (ts.q_pad != g.q) store = ir::If(ow < Expr(g.q), store);
+    if (ts.p_pad != g.p) store = ir::If(oh < Expr(g.p), store);
+    Stmt write_back = ir::For(ohi, st.oh_factor, LoopKind::kUnrolled,
+                              ir::For(j, st.reg_n, LoopKind::kUnrolled, store));
+    return ir::For(f, g.n * oc_chunks * ts.oh_chunks, LoopKind::kParallel, tiles_with(write_back));
+  }
+
   bool local_row = !rows.defined();
   ir::Buffer row = local_row ? ir::Buffer("row", {row_floats}, ir::BufferScope::kLocal) : rows;
   Expr row_base = local_row ? Expr(0) : f * Expr(row_floats);
@@ -337,54 +369,34 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
     return row_base + (ohi * Expr(ts.q_pad) + col) * Expr(t.oc_bn) + v;
   };
 
-  // One tile: acc = bias; reduction; acc -> row.
-  Stmt init = tile_loop(st, [&](const Expr& index, const Expr&, const Expr&, const Expr& v) {
-    return ir::StoreFlat(tile.acc, index, bias.load_flat(oc0 + (tile.lane0 + v)));
-  });
-  Stmt write_back =
+  Stmt tiles = tiles_with(
       tile_loop(st, [&](const Expr& index, const Expr& ohi, const Expr& j, const Expr& v) {
         return ir::StoreFlat(row, row_index(oh_offset + ohi, tile.ow0 + j, tile.lane0 + v),
                              tile.acc.load_flat(index));
-      });
-  Stmt blocks = oh_blocks.wrap(
-      ow_blocks.wrap(lane_blocks.wrap(ir::Seq({init, reduction(tile), write_back}))));
-  Stmt tiles =
-      limit_unrolling(ir::For(owc, ts.ow_chunks, LoopKind::kSerial, ir::Allocate(tile.acc, blocks)),
-                      kMaxUnrolledVectorOps, kReshapedUnrollOps, target);
+      }));
 
   // Row buffer -> NCHW output: SIMD bodies along the output width (gathers from the row),
   // skipping the padded tail columns and rows.
   int64_t lanes = std::clamp<int64_t>(target.simd_lanes, 1, kMaxSimdLanes);
   Expr ohi = ir::var("ohi"), v = ir::var("v");
-  Stmt row_copy;
-  if (packed_output) {
-    // Row buffer -> NCHW{oc_bn}c output: both are lane-contiguous.
-    Expr col = ir::var("col");
-    row_copy =
-        ir::For(col, g.q, LoopKind::kSerial, vector_loop("v", t.oc_bn, [&](const Expr& lane) {
-                  return ir::Store(output, {tile.n, tile.oc_chunk, oh_chunk0 + ohi, col, lane},
-                                   row.load_flat(row_index(ohi, col, lane)));
-                }));
-  } else {
-    auto copy = [&](const Expr& col) {
-      // Per-dimension indices: a fused epilogue (compiler/) reads the output channel from them.
-      return ir::Store(output, {tile.n, oc0 + v, oh_chunk0 + ohi, col},
-                       row.load_flat(row_index(ohi, col, v)));
-    };
-    std::vector<Stmt> columns;
-    if (g.q / lanes > 0) {
-      Expr qo = ir::var("qo"), qi = ir::var("qi");
-      columns.push_back(
-          ir::For(qo, g.q / lanes, LoopKind::kSerial,
-                  ir::For(qi, lanes, LoopKind::kVectorized, copy(qo * Expr(lanes) + qi))));
-    }
-    if (g.q % lanes > 0) {
-      Expr qt = ir::var("qt");
-      columns.push_back(
-          ir::For(qt, g.q % lanes, LoopKind::kVectorized, copy(Expr(g.q / lanes * lanes) + qt)));
-    }
-    row_copy = ir::For(v, t.oc_bn, LoopKind::kSerial, ir::Seq(columns));
+  auto copy = [&](const Expr& col) {
+    // Per-dimension indices: a fused epilogue (compiler/) reads the output channel from them.
+    return ir::Store(output, {tile.n, oc0 + v, oh_chunk0 + ohi, col},
+                     row.load_flat(row_index(ohi, col, v)));
+  };
+  std::vector<Stmt> columns;
+  if (g.q / lanes > 0) {
+    Expr qo = ir::var("qo"), qi = ir::var("qi");
+    columns.push_back(
+        ir::For(qo, g.q / lanes, LoopKind::kSerial,
+                ir::For(qi, lanes, LoopKind::kVectorized, copy(qo * Expr(lanes) + qi))));
   }
+  if (g.q % lanes > 0) {
+    Expr qt = ir::var("qt");
+    columns.push_back(
+        ir::For(qt, g.q % lanes, LoopKind::kVectorized, copy(Expr(g.q / lanes * lanes) + qt)));
+  }
+  Stmt row_copy = ir::For(v, t.oc_bn, LoopKind::kSerial, ir::Seq(columns));
   if (ts.p_pad != g.p) row_copy = ir::If(oh_chunk0 + ohi < Expr(g.p), row_copy);
   Stmt unpack = ir::For(ohi, t.oh_factor, LoopKind::kSerial, row_copy);
 

@@ -8,10 +8,12 @@
 //                                               reduction (the template's; acc += ...)
 //                                               acc -> row buffer (NCHW{oc_bn}c rows)
 //                            row buffer -> NCHW output (drops tail rows and columns)
+//                          with a packed (NCHW{oc_bn}c) output, acc -> output directly: each
+//                          output vector is written once, tail columns and rows skipped
 //
 // The packed data is padded far enough that tail tiles (reg_n not dividing the output width,
-// oh_factor not dividing its height) read in-bounds zeros; only the final copy to the output looks
-// at P and Q, outside the hot loop.
+// oh_factor not dividing its height) read in-bounds zeros; only the stores to the output look at
+// P and Q.
 //
 // Every config of the space builds: an accumulator over the stack cap is computed sub-tile by
 // sub-tile, and an unrolled nest over kMaxUnrolledVectorOps keeps its outer loops serial
@@ -136,8 +138,9 @@ ir::Stmt vector_loop(const std::string& name, int64_t extent,
 // The timed stage described at the top of this file. `rows` is an optional workspace for the
 // row buffer ([n * oc_chunks * oh_chunks * oh_factor * q_pad * oc_bn]) used when a row does not
 // fit on the stack; undefined means a local row buffer.
-// With `packed_output` the output buffer is NCHW{oc_bn}c ([n, k / oc_bn, p, q, oc_bn]) and the
-// row buffer is copied to it lane-contiguously.
+// With `packed_output` the output buffer is NCHW{oc_bn}c ([n, k / oc_bn, p, q, oc_bn]) and each
+// tile's accumulators are stored straight into it (no row buffer; `rows` must be undefined), the
+// columns and rows of a tail tile past the output skipped.
 ir::Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target,
                  const ir::Buffer& bias, const ir::Buffer& output, const ir::Buffer& rows,
                  const std::function<ir::Stmt(const Tile&)>& reduction, bool packed_output = false);
@@ -148,7 +151,7 @@ Result<ir::Buffer> data_buffer(const Geometry& g, const ActivationLayout& layout
 ir::Buffer output_buffer(const Geometry& g, int64_t oc_bn, const ActivationLayout& layout);
 
 // The row workspace compute() needs for this tiling, or an undefined buffer when the row fits
-// on the stack.
-ir::Buffer row_workspace(const Geometry& g, const Tiling& t);
+// on the stack or the output is packed (no row buffer then).
+ir::Buffer row_workspace(const Geometry& g, const Tiling& t, bool packed_output);
 
 }  // namespace kiln::ops::conv

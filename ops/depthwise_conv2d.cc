@@ -115,7 +115,7 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
     ir::Buffer data_vec = conv::packed_data_buffer(g, ts, ic_bn);
     ir::Buffer kernel_vec("kernel_vec", {g.c / oc_bn, g.r, g.s, oc_bn},
                           ir::BufferScope::kWorkspace);
-    ir::Buffer rows = conv::row_workspace(g, t);
+    ir::Buffer rows = conv::row_workspace(g, t, layout.packed_output);
 
     auto reduction = [&](const conv::Tile& tile) {
       Expr kh = ir::var("kh"), kw = ir::var("kw");
