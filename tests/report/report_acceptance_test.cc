@@ -14,6 +14,7 @@
 
 #include "store/record_store.h"
 #include "tests/run_kiln.h"
+#include "tests/support/chart_markup.h"
 #include "tests/support/headless_chromium.h"
 #include "tests/temp_dir.h"
 
@@ -36,28 +37,6 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-int count(const std::string& haystack, const std::string& needle) {
-  int n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
-
-// Each chart of the DOM: its kind and its number of series, in document order.
-std::vector<std::pair<std::string, int>> charts_of(const std::string& dom) {
-  std::vector<std::pair<std::string, int>> out;
-  static const std::regex open("<svg class=\"chart\" data-chart=\"([a-z_]+)\"");
-  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), open); it != std::sregex_iterator();
-       ++it) {
-    size_t begin = static_cast<size_t>(it->position());
-    size_t end = dom.find("</svg>", begin);
-    out.emplace_back((*it)[1].str(), count(dom.substr(begin, end - begin), "class=\"series\""));
-  }
-  return out;
-}
-
 // Per task section of the DOM (its heading "template workload"): its charts.
 std::map<std::string, std::vector<std::pair<std::string, int>>> task_charts(
     const std::string& dom) {
@@ -67,7 +46,7 @@ std::map<std::string, std::vector<std::pair<std::string, int>>> task_charts(
        it != std::sregex_iterator(); ++it) {
     size_t begin = static_cast<size_t>(it->position());
     size_t end = dom.find("</section>", begin);
-    out[(*it)[1].str()] = charts_of(dom.substr(begin, end - begin));
+    out[(*it)[1].str()] = testing::charts_of(dom.substr(begin, end - begin));
   }
   return out;
 }
@@ -185,14 +164,14 @@ TEST(ReportAcceptance, RealTuningRunRendersInHeadlessChromiumOffline) {
   EXPECT_GE(failures, 1);  // the conv's failed configs are marked
   EXPECT_NE(dom.out.find("data-series=\"failed: BUILD_TIMEOUT\""), std::string::npos);
   EXPECT_NE(dom.out.find("data-series=\"best: import:"), std::string::npos);
-  std::vector<std::pair<std::string, int>> all_charts = charts_of(dom.out);
+  std::vector<std::pair<std::string, int>> all_charts = testing::charts_of(dom.out);
   EXPECT_EQ(all_charts.front(), std::make_pair(std::string("time_split"), 5));
   EXPECT_NE(dom.out.find("BUILD_TIMEOUT"), std::string::npos);
 
   // The model: its latency estimate, shares and trials, and its 6 tasks.
   auto model_dom = testing::dump_dom(chromium, "file://" + model_html, offline);
   ASSERT_EQ(model_dom.exit_code, 0) << model_dom.err;
-  std::vector<std::pair<std::string, int>> model_charts = charts_of(model_dom.out);
+  std::vector<std::pair<std::string, int>> model_charts = testing::charts_of(model_dom.out);
   ASSERT_GE(model_charts.size(), 4u);
   EXPECT_EQ(model_charts[0].first, "latency_vs_time");
   EXPECT_GE(model_charts[0].second, 1);

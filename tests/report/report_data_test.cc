@@ -15,11 +15,14 @@
 #include "report/report_html.h"
 #include "store/job_store.h"
 #include "store/record_store.h"
+#include "tests/support/chart_markup.h"
 #include "tests/temp_dir.h"
 
 namespace kiln::report {
 namespace {
 
+using kiln::testing::count_of;
+using kiln::testing::series_of_chart;
 using kiln::testing::TempDir;
 
 const std::string kMlp = std::string(KILN_SHARED_DIR) + "/models/mlp/mlp.onnx";
@@ -42,27 +45,6 @@ store::Record rec(const std::string& target, const std::string& tmpl, const std:
   r.flop = 1e6;  // GFLOPS = 1e-3 / cost in seconds
   r.source = source;
   return r;
-}
-
-int count(const std::string& haystack, const std::string& needle) {
-  int n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
-
-// The number of series of the index-th chart of `kind` in the page.
-int series_of_chart(const std::string& html, const std::string& kind, int index) {
-  const std::string open = "<svg class=\"chart\" data-chart=\"" + kind + "\"";
-  size_t at = 0;
-  for (int i = 0; i <= index; ++i) {
-    at = html.find(open, i == 0 ? 0 : at + 1);
-    if (at == std::string::npos) return -1;
-  }
-  size_t end = html.find("</svg>", at);
-  return count(html.substr(at, end - at), "class=\"series\"");
 }
 
 const std::string kA = "dense:K=16,M=16,N=32";
@@ -142,11 +124,11 @@ TEST(ReportData, TasksSplitBySourceWithErrorsAndRuns) {
   EXPECT_EQ(series_of_chart(html, "best_vs_time", 0), 2);
   EXPECT_EQ(series_of_chart(html, "best_vs_trials", 1), 1 + 1);
   EXPECT_EQ(series_of_chart(html, "time_split", 0), 5);
-  EXPECT_EQ(count(html, "data-series=\"failed: RUNTIME_DEVICE\""), 1);
-  EXPECT_EQ(count(html, "data-series=\"best: import:a.log\""), 2);
+  EXPECT_EQ(count_of(html, "data-series=\"failed: RUNTIME_DEVICE\""), 1);
+  EXPECT_EQ(count_of(html, "data-series=\"best: import:a.log\""), 2);
   EXPECT_NE(html.find("kind 4 &lt;oops&gt; #2"), std::string::npos);  // escaped example
   EXPECT_EQ(html.find("<oops>"), std::string::npos);
-  EXPECT_EQ(count(html, "<section class=\"task\""), 2);
+  EXPECT_EQ(count_of(html, "<section class=\"task\""), 2);
   EXPECT_NE(html.find("default-src &#39;none&#39;"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);  // a static report has no script
   EXPECT_EQ(html.find("http:"), std::string::npos);
@@ -251,7 +233,7 @@ TEST(ReportData, ModelScopeEstimatesLatencyWithTheSchedulersSum) {
   EXPECT_EQ(series_of_chart(html, "latency_vs_time", 0), 2);  // complete and partial
   EXPECT_EQ(series_of_chart(html, "task_share", 0), 1);
   EXPECT_EQ(series_of_chart(html, "trials_per_task", 0), 1);
-  EXPECT_EQ(count(html, "<section class=\"task\""), static_cast<int>(tasks->size()));
+  EXPECT_EQ(count_of(html, "<section class=\"task\""), static_cast<int>(tasks->size()));
 }
 
 TEST(ReportData, BenchFilesShowRatiosPerPeer) {
@@ -323,7 +305,7 @@ TEST(ReportData, LivePageRefreshesItsContentInPlace) {
   o.refresh_seconds = 5;
   auto html = render_report_html(path, {}, o);
   ASSERT_TRUE(html.ok());
-  EXPECT_EQ(count(*html, "<script>"), 1);
+  EXPECT_EQ(count_of(*html, "<script>"), 1);
   EXPECT_NE(html->find("id=\"kiln-content\""), std::string::npos);
   EXPECT_NE(html->find("credentials:'same-origin'"), std::string::npos);
   EXPECT_NE(html->find("ms=5000"), std::string::npos);

@@ -9,17 +9,12 @@
 #include <regex>
 #include <string>
 
+#include "tests/support/chart_markup.h"
+
 namespace kiln::report {
 namespace {
 
-int count(const std::string& haystack, const std::string& needle) {
-  int n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
+using kiln::testing::count_of;
 
 Series line(const std::string& name, std::vector<Point> points) {
   return {name,  SeriesStyle::kStepLine, palette_color(0), Marker::kCircle,
@@ -37,8 +32,8 @@ TEST(ReportSvgChart, OneSeriesElementPerSeriesInOrder) {
                           false,
                           {{1, 0}, {3, 0}}});
   std::string svg = render_xy_chart(chart);
-  EXPECT_EQ(count(svg, "<svg class=\"chart\" data-chart=\"best_vs_trials\""), 1);
-  EXPECT_EQ(count(svg, "class=\"series\""), 3);
+  EXPECT_EQ(count_of(svg, "<svg class=\"chart\" data-chart=\"best_vs_trials\""), 1);
+  EXPECT_EQ(count_of(svg, "class=\"series\""), 3);
   size_t a = svg.find("data-series=\"best: kiln tune\"");
   size_t b = svg.find("data-series=\"best: import:x.log\"");
   size_t c = svg.find("data-series=\"failed: RUNTIME_DEVICE\"");
@@ -47,8 +42,8 @@ TEST(ReportSvgChart, OneSeriesElementPerSeriesInOrder) {
   ASSERT_NE(c, std::string::npos);
   EXPECT_LT(a, b);
   EXPECT_LT(b, c);
-  EXPECT_EQ(count(svg, "class=\"legend-entry\""), 3);
-  EXPECT_EQ(count(svg, "no-data"), 0);
+  EXPECT_EQ(count_of(svg, "class=\"legend-entry\""), 3);
+  EXPECT_EQ(count_of(svg, "no-data"), 0);
   EXPECT_EQ(svg.find("http"), std::string::npos);  // nothing that could be fetched
 }
 
@@ -73,17 +68,17 @@ TEST(ReportSvgChart, EveryTextIsEscaped) {
 
 TEST(ReportSvgChart, EmptyDataSaysSo) {
   std::string none = render_xy_chart({"best_vs_time", "t", "x", "y", {}});
-  EXPECT_EQ(count(none, "class=\"series\""), 0);
-  EXPECT_EQ(count(none, "class=\"no-data\""), 1);
+  EXPECT_EQ(count_of(none, "class=\"series\""), 0);
+  EXPECT_EQ(count_of(none, "class=\"no-data\""), 1);
   // A series without a drawable point is still one series element, and the chart says no data.
   XYChart empty_series{"best_vs_time", "t", "x", "y", {line("s", {})}};
   std::string svg = render_xy_chart(empty_series);
-  EXPECT_EQ(count(svg, "class=\"series\""), 1);
-  EXPECT_EQ(count(svg, "class=\"no-data\""), 1);
+  EXPECT_EQ(count_of(svg, "class=\"series\""), 1);
+  EXPECT_EQ(count_of(svg, "class=\"no-data\""), 1);
   BarChart bars{"task_share", "t", "v", {}, {"share"}, {"#000"}, {{}}, false, 0};
   std::string bsvg = render_bar_chart(bars);
-  EXPECT_EQ(count(bsvg, "class=\"series\""), 1);
-  EXPECT_EQ(count(bsvg, "class=\"no-data\""), 1);
+  EXPECT_EQ(count_of(bsvg, "class=\"series\""), 1);
+  EXPECT_EQ(count_of(bsvg, "class=\"no-data\""), 1);
 }
 
 TEST(ReportSvgChart, NonFinitePointsAreLeftOut) {
@@ -100,21 +95,21 @@ TEST(ReportSvgChart, NonFinitePointsAreLeftOut) {
                   false,
                   {{1, 2}, {2, inf}, {3, nan}, {nan, 1}, {4, -inf}, {5, 4}}}}};
   std::string svg = render_xy_chart(chart);
-  EXPECT_EQ(count(svg, "<circle"), 2 + 1);  // two points and the legend's marker
+  EXPECT_EQ(count_of(svg, "<circle"), 2 + 1);  // two points and the legend's marker
   EXPECT_EQ(svg.find("nan"), std::string::npos);
   EXPECT_EQ(svg.find("inf"), std::string::npos);
   // Only non-finite points: no axes from them, "no data".
   XYChart only_bad{"c", "t", "x", "y", {line("s", {{1, inf}, {nan, 2}})}};
   std::string bad = render_xy_chart(only_bad);
-  EXPECT_EQ(count(bad, "class=\"no-data\""), 1);
+  EXPECT_EQ(count_of(bad, "class=\"no-data\""), 1);
   EXPECT_EQ(bad.find("nan"), std::string::npos);
   EXPECT_EQ(bad.find("inf"), std::string::npos);
   // Bars: a non-finite value draws no bar.
   BarChart bars{"bench_ratio", "t", "v", {"a", "b"}, {"s"}, {"#000"}, {{nan, 2}}, false, 1};
   std::string bsvg = render_bar_chart(bars);
-  EXPECT_EQ(count(bsvg, "</rect>"), 1);
+  EXPECT_EQ(count_of(bsvg, "</rect>"), 1);
   EXPECT_EQ(bsvg.find("nan"), std::string::npos);
-  EXPECT_EQ(count(bsvg, "class=\"reference\""), 1);
+  EXPECT_EQ(count_of(bsvg, "class=\"reference\""), 1);
 }
 
 TEST(ReportSvgChart, StackedBarsOneSegmentPerSeriesAndCategory) {
@@ -128,9 +123,9 @@ TEST(ReportSvgChart, StackedBarsOneSegmentPerSeriesAndCategory) {
                  true,
                  0};
   std::string svg = render_bar_chart(split);
-  EXPECT_EQ(count(svg, "class=\"series\""), 5);
-  EXPECT_EQ(count(svg, "</rect>"), 10);  // zero-width segments still drawn, one per value
-  EXPECT_EQ(count(svg, "class=\"legend-entry\""), 5);
+  EXPECT_EQ(count_of(svg, "class=\"series\""), 5);
+  EXPECT_EQ(count_of(svg, "</rect>"), 10);  // zero-width segments still drawn, one per value
+  EXPECT_EQ(count_of(svg, "class=\"legend-entry\""), 5);
 }
 
 }  // namespace
