@@ -30,6 +30,7 @@
 #include "common/status.h"
 #include "exchange/task.h"
 #include "store/record.h"
+#include "store/run_times.h"
 
 namespace kiln::store {
 
@@ -107,7 +108,10 @@ class RecordStore {
   // U+FFFD (they may quote compiler or crash output). An empty batch is a no-op.
   // With a `lease_owner`, the same transaction releases that owner's leases on the appended
   // configs (a recorded config needs no claim any more); other owners' leases are untouched.
-  Status append(const std::vector<Record>& batch, const std::string& lease_owner = {});
+  // With `run_times`, the same transaction adds them to their run's row (add_run_times), so that
+  // a run's recorded trials and times never disagree with its records, however it ends.
+  Status append(const std::vector<Record>& batch, const std::string& lease_owner = {},
+                const RunTimes* run_times = nullptr);
 
   // Records matching `filter`, ordered by id.
   Result<std::vector<Record>> records(const RecordFilter& filter = {});
@@ -154,12 +158,23 @@ class RecordStore {
   // The task's leases, expired ones included, ordered by config.
   Result<std::vector<Lease>> leases(const TaskKey& task);
 
+  // Adds `delta` to the run's row for its task (run, target, task_name, workload), creating the
+  // row when absent: trials, errors and seconds are summed (cooldown_s stays unknown until an
+  // addition knows it), source and updated are replaced, started is kept from the first
+  // addition. One transaction. Errors: a read-only store, negative or non-finite numbers.
+  Status add_run_times(const RunTimes& delta);
+  // The rows of run_times, those whose records carry `source` when given; ordered by started.
+  Result<std::vector<RunTimes>> run_times(const std::optional<std::string>& source = std::nullopt);
+
   // SQLite's PRAGMA integrity_check over the whole file; an error lists the problems found.
   Status check_integrity();
 
  private:
   explicit RecordStore(std::unique_ptr<sqlite::Database> db);
   Status check_writable(const char* what) const;
+  // add_run_times' checks, and its upsert inside the caller's transaction (REQUIRES: mu_ held).
+  Status check_run_times(const RunTimes& delta) const;
+  Status upsert_run_times(const RunTimes& delta);
   // Runs `body` in a BEGIN IMMEDIATE transaction: committed when it succeeds, rolled back
   // otherwise. REQUIRES: mu_ held.
   Status write_transaction(const std::function<Status()>& body);
