@@ -42,19 +42,23 @@ Result<PlannedTasks> plan_of_job(const std::string& db_path, int64_t id) {
   }
   KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs->get(id));
   const std::string origin = "job " + std::to_string(id);
-  Result<daemon::JobSpec> spec = daemon::parse_job_spec(row.spec, origin, row.base_dir);
-  if (!spec.ok()) return spec.status();
-  Result<daemon::JobPlan> plan = daemon::plan_job(*spec, store::job_source(id));
-  if (!plan.ok()) {
-    return Status::Error(plan.status().code(), origin + ": " + plan.status().message());
-  }
   PlannedTasks out;
-  out.tasks = std::move(plan->tasks);
-  out.target = plan->target.to_string();
-  out.model = spec->model;
   out.source = store::job_source(id);
   out.scope_text =
       "job " + std::to_string(id) + " (" + row.name + ", " + store::job_state_name(row.state) + ")";
+  // A job whose spec cannot be planned now (its model file gone, say: the reason it failed) is
+  // still reported, from its records alone.
+  Result<daemon::JobSpec> spec = daemon::parse_job_spec(row.spec, origin, row.base_dir);
+  Result<daemon::JobPlan> plan =
+      spec.ok() ? daemon::plan_job(*spec, out.source) : Result<daemon::JobPlan>(spec.status());
+  if (!plan.ok()) {
+    out.scope_text +=
+        "; its spec cannot be planned now (" + plan.status().message() + "): its records only";
+    return out;
+  }
+  out.tasks = std::move(plan->tasks);
+  out.target = plan->target.to_string();
+  out.model = spec->model;
   return out;
 }
 
@@ -242,7 +246,16 @@ Result<ReportData> gather_report(const std::string& db_path, const Scope& scope,
   std::vector<std::pair<Key, double>> tasks;  // in scope, in order, with weights
   std::set<Key> in_scope;
   std::string primary_source;
-  if (plan) {
+  if (plan && plan->tasks.empty()) {
+    // A job known by its records only: its tasks in the order they were first measured.
+    for (const store::Record& r : all) {
+      if (r.source == plan->source && in_scope.insert(key_of(r)).second) {
+        tasks.emplace_back(key_of(r), 0);
+      }
+    }
+    primary_source = plan->source;
+    data.scope = plan->scope_text;
+  } else if (plan) {
     const std::string target = plan->target.empty() ? model_target(plan->tasks, all) : plan->target;
     std::vector<std::string> targets(plan->tasks.size(), target);
     for (const tuner::ModelTask& t : plan->tasks) {

@@ -1,8 +1,9 @@
 // What kiln report shows, gathered from a record store as plain data (report_html.h lays it out).
 // Reads only: the store is opened read-only, so a report can be made while a daemon writes it.
 //
-// Scope (report.h): a daemon job (its tasks and target as the job plans them, daemon/job_plan.h;
-// its records are those whose source is store::job_source(id)), a model (its tasks and weights as
+// Scope (report.h): a daemon job (its tasks and target as the job plans them, daemon/job_plan.h,
+// or, when its spec cannot be planned any more, the tasks of its records; its records are those
+// whose source is store::job_source(id)), a model (its tasks and weights as
 // `kiln tune MODEL` extracts them, on the target that holds most of their records, else the
 // host's), or the whole store (every (target, template, workload) with records, in the order
 // they were first measured).
@@ -103,8 +104,8 @@ struct ReportData {
 std::string key_label(const std::string& task_name, const std::string& workload);
 
 // Gathers the report of `scope` from the store at `db_path` and the bench files. Errors (each
-// naming what and where): no store at db_path or not a kiln store; an unknown job or one whose
-// spec cannot be planned; a model that cannot be read; a bench file unreadable or malformed.
+// naming what and where): no store at db_path or not a kiln store; an unknown job; a model that
+// cannot be read; a bench file unreadable or malformed.
 Result<ReportData> gather_report(const std::string& db_path, const Scope& scope,
                                  const std::vector<std::string>& bench_files);
 
