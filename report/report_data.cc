@@ -156,6 +156,7 @@ ModelData model_of(const PlannedTasks& plan, const std::vector<std::string>& key
   std::vector<tuner::ModelTaskState> states(plan.tasks.size());
   // Every successful comparable record of the model's tasks, in time order.
   std::vector<std::pair<const store::Record*, size_t>> timeline;
+  double last_record = -std::numeric_limits<double>::infinity();  // any record of the model's
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const tuner::ModelTask& t = plan.tasks[i];
     Key key{keys_target[i], std::string(t.task.tmpl->name()), t.task.workload.to_string()};
@@ -167,6 +168,7 @@ ModelData model_of(const PlannedTasks& plan, const std::vector<std::string>& key
     if (it != by_task.end()) {
       share.trials = static_cast<int64_t>(it->second.size());
       for (const store::Record* r : it->second) {
+        last_record = std::max(last_record, r->timestamp);
         if (r->error_no != 0 || !store::is_comparable(*r)) continue;
         timeline.emplace_back(r, i);
         share.best_s = std::min(share.best_s, r->mean_cost());
@@ -188,6 +190,10 @@ ModelData model_of(const PlannedTasks& plan, const std::vector<std::string>& key
     m.latency.push_back(p);
   }
   m.latency_s = job.estimated_latency(states, &m.complete);
+  // The estimate holds until the latest record, whatever it measured.
+  if (!m.latency.empty() && last_record - t0 > m.latency.back().elapsed_s) {
+    m.latency.push_back({last_record - t0, m.latency_s, m.complete});
+  }
   // A task's share: its weight times its best, when it is its workload's best template.
   std::map<std::string, double> workload_best;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {

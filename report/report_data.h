@@ -70,8 +70,9 @@ struct ModelTaskShare {
 };
 
 struct ModelData {
-  std::string model;                  // path as given (or the job's)
-  std::vector<LatencyPoint> latency;  // one point per record that lowered the estimate
+  std::string model;  // path as given (or the job's)
+  // One point per record that lowered the estimate, then one at the model's latest record.
+  std::vector<LatencyPoint> latency;
   std::vector<ModelTaskShare> tasks;  // in the model's task order
   double latency_s = 0;               // now
   bool complete = false;
