@@ -97,12 +97,14 @@ std::string model_target(const std::vector<tuner::ModelTask>& tasks,
   return most > 0 ? best : builder::host_target().to_string();
 }
 
+// When each source began: its first record over every task in scope.
+using Origins = std::map<std::string, double>;
+
 // One source's records of a task (in id order) as trials with best-so-far throughput.
-SourceTrials trials_of(const std::string& source, const std::vector<const store::Record*>& rs) {
+SourceTrials trials_of(const std::string& source, const std::vector<const store::Record*>& rs,
+                       double first) {
   SourceTrials s;
   s.source = source;
-  double first = rs.empty() ? 0 : rs.front()->timestamp;
-  for (const store::Record* r : rs) first = std::min(first, r->timestamp);
   for (const store::Record* r : rs) {
     Trial t;
     t.number = static_cast<int64_t>(s.trials.size()) + 1;
@@ -119,7 +121,7 @@ SourceTrials trials_of(const std::string& source, const std::vector<const store:
 }
 
 TaskData task_of(const Key& key, double weight, const std::vector<const store::Record*>& rs,
-                 const std::string& primary_source) {
+                 const std::string& primary_source, const Origins& origins) {
   TaskData task;
   std::tie(task.target, task.task_name, task.workload) = key;
   task.weight = weight;
@@ -143,7 +145,7 @@ TaskData task_of(const Key& key, double weight, const std::vector<const store::R
     return by_source[a].size() > by_source[b].size();
   });
   for (const std::string& source : order)
-    task.sources.push_back(trials_of(source, by_source[source]));
+    task.sources.push_back(trials_of(source, by_source[source], origins.at(source)));
   return task;
 }
 
@@ -283,12 +285,22 @@ Result<ReportData> gather_report(const std::string& db_path, const Scope& scope,
                    ? "kiln report: " + std::filesystem::path(scope.model_path).filename().string()
                    : "kiln report: " + std::filesystem::path(db_path).filename().string();
 
+  static const std::vector<const store::Record*> kNone;
+  auto records_of = [&](const Key& key) -> const std::vector<const store::Record*>& {
+    auto it = by_task.find(key);
+    return it == by_task.end() ? kNone : it->second;
+  };
+  Origins origins;
+  for (const auto& [key, weight] : tasks) {
+    for (const store::Record* r : records_of(key)) {
+      auto [it, fresh] = origins.try_emplace(r->source, r->timestamp);
+      it->second = std::min(it->second, r->timestamp);
+    }
+  }
   std::map<int, ErrorKind> errors;
   for (const auto& [key, weight] : tasks) {
-    auto it = by_task.find(key);
-    static const std::vector<const store::Record*> kNone;
-    const std::vector<const store::Record*>& rs = it == by_task.end() ? kNone : it->second;
-    data.tasks.push_back(task_of(key, weight, rs, primary_source));
+    const std::vector<const store::Record*>& rs = records_of(key);
+    data.tasks.push_back(task_of(key, weight, rs, primary_source, origins));
     for (const store::Record* r : rs) {
       // A job's report counts the job's records; other sources are only its comparisons.
       if (!primary_source.empty() && r->source != primary_source) continue;

@@ -10,8 +10,9 @@
 //
 // Per task, the records are split by source; the primary source is the job's (job scope) or the
 // one with the most records (ties: the one recorded first); every other source (a second tuner, an
-// imported TVM log) is a comparison. Trial numbers count a source's records in id order (1, 2,
-// ...); elapsed times are seconds since the source's first record of the task. Best-so-far
+// imported TVM log) is a comparison. Trial numbers count a source's records of the task in id
+// order (1, 2, ...); elapsed times are seconds since the source's first record in scope (the tasks
+// of one model run share a time axis; a log imported from another day keeps its own). Best-so-far
 // throughput counts only successful records comparable with a measurement made now
 // (store::is_comparable).
 #pragma once
@@ -32,7 +33,7 @@ namespace kiln::report {
 
 struct Trial {
   int64_t number = 0;    // 1-based, within its source and task
-  double elapsed_s = 0;  // since the source's first record of the task
+  double elapsed_s = 0;  // since the source's first record in scope
   double gflops = 0;     // 0 for a failure
   int error_no = 0;
   double best_gflops = 0;  // best so far within the source, this trial included
