@@ -106,6 +106,9 @@ TEST(ReportData, TasksSplitBySourceWithErrorsAndRuns) {
   EXPECT_EQ(trials[1].error_no, 4);
   EXPECT_NEAR(trials[2].best_gflops, 1.0, 1e-9);
   EXPECT_EQ(a.sources[0].errors, 3);
+  // One time axis per source over the scope: task B's record came 100 s after task A's first.
+  EXPECT_DOUBLE_EQ(data->tasks[1].sources[0].trials[0].elapsed_s, 100);
+  EXPECT_DOUBLE_EQ(a.sources[1].trials[0].elapsed_s, 0);  // the import keeps its own origin
   EXPECT_NEAR(a.sources[1].best_gflops, 2.0, 1e-9);
   ASSERT_TRUE(a.best.has_value());
   EXPECT_EQ(a.best->config_index, 9);  // the best of any source
