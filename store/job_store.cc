@@ -74,15 +74,7 @@ JobStore::~JobStore() = default;
 
 Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path, bool read_only) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
-                        sqlite::Database::open(path, read_only, RecordStore::kBusyTimeoutMs));
-  if (read_only) {
-    KILN_RETURN_IF_ERROR(check_schema(*db, schema_migrations()));
-    KILN_RETURN_IF_ERROR(db->exec("PRAGMA query_only = 1"));
-    return std::unique_ptr<JobStore>(new JobStore(std::move(db)));
-  }
-  KILN_RETURN_IF_ERROR(migrate(*db, schema_migrations()));
-  KILN_RETURN_IF_ERROR(db->enable_wal(RecordStore::kBusyTimeoutMs));
-  KILN_RETURN_IF_ERROR(db->exec("PRAGMA synchronous = FULL"));
+                        open_store_database(path, read_only, RecordStore::kBusyTimeoutMs));
   return std::unique_ptr<JobStore>(new JobStore(std::move(db)));
 }
 

@@ -139,17 +139,7 @@ bool RecordStore::read_only() const { return db_->read_only(); }
 
 Result<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path, bool read_only) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
-                        sqlite::Database::open(path, read_only, kBusyTimeoutMs));
-  if (read_only) {
-    KILN_RETURN_IF_ERROR(check_schema(*db, schema_migrations()));
-    KILN_RETURN_IF_ERROR(db->exec("PRAGMA query_only = 1"));
-  } else {
-    // Migrate first: it refuses another application's database before we change its journal.
-    KILN_RETURN_IF_ERROR(migrate(*db, schema_migrations()));
-    KILN_RETURN_IF_ERROR(db->enable_wal(kBusyTimeoutMs));
-    // See the header: an acknowledged batch must survive a crash, including of the machine.
-    KILN_RETURN_IF_ERROR(db->exec("PRAGMA synchronous = FULL"));
-  }
+                        open_store_database(path, read_only, kBusyTimeoutMs));
   return std::unique_ptr<RecordStore>(new RecordStore(std::move(db)));
 }
 

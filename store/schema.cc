@@ -1,5 +1,7 @@
 #include "store/schema.h"
 
+#include <unistd.h>
+
 #include <string>
 
 namespace kiln::store {
@@ -226,9 +228,34 @@ Status check_schema(sqlite::Database& db, const std::vector<Migration>& migratio
   if (id.version < latest) {
     return InvalidArgument(prefix(db) + "schema version " + std::to_string(id.version) +
                            " is older than this kiln's " + std::to_string(latest) +
-                           ": open it read-write once to migrate it");
+                           " and the file is not writable, so it cannot be migrated");
   }
   return Status::Ok();
+}
+
+Result<std::unique_ptr<sqlite::Database>> open_store_database(const std::string& path,
+                                                              bool read_only, int busy_timeout_ms) {
+  const std::vector<Migration>& migrations = schema_migrations();
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
+                        sqlite::Database::open(path, read_only, busy_timeout_ms));
+  if (!read_only) {
+    // Migrate first: it refuses another application's database before we change its journal.
+    KILN_RETURN_IF_ERROR(migrate(*db, migrations));
+    KILN_RETURN_IF_ERROR(db->enable_wal(busy_timeout_ms));
+    KILN_RETURN_IF_ERROR(db->exec("PRAGMA synchronous = FULL"));
+    return db;
+  }
+  KILN_ASSIGN_OR_RETURN(Identity id, read_identity_snapshot(*db));
+  bool older_kiln_store = id.application_id == kApplicationId && id.version > 0 &&
+                          id.version < last_version(migrations);
+  if (older_kiln_store && ::access(path.c_str(), W_OK) == 0) {
+    db.reset();
+    KILN_RETURN_IF_ERROR(open_store_database(path, /*read_only=*/false, busy_timeout_ms).status());
+    KILN_ASSIGN_OR_RETURN(db, sqlite::Database::open(path, read_only, busy_timeout_ms));
+  }
+  KILN_RETURN_IF_ERROR(check_schema(*db, migrations));
+  KILN_RETURN_IF_ERROR(db->exec("PRAGMA query_only = 1"));
+  return db;
 }
 
 }  // namespace kiln::store

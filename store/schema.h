@@ -15,6 +15,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -45,5 +47,14 @@ Status migrate(sqlite::Database& db, const std::vector<Migration>& migrations);
 // For read-only connections: succeeds only when the database is a kiln store at exactly the last
 // version of `migrations` (a read-only connection cannot migrate).
 Status check_schema(sqlite::Database& db, const std::vector<Migration>& migrations);
+
+// Opens the database of a kiln store (RecordStore, JobStore) at kiln's latest schema version.
+// Read-write: created when absent, migrated, in WAL mode with synchronous = FULL (an
+// acknowledged write survives a crash of the machine). Read-only: the connection is query_only;
+// a store an older kiln wrote is first migrated through a short read-write connection when the
+// file is writable (the migrations only add tables and columns, in one transaction), so that
+// read-only commands (best, export, report) work on it; otherwise it is refused, saying why.
+Result<std::unique_ptr<sqlite::Database>> open_store_database(const std::string& path,
+                                                              bool read_only, int busy_timeout_ms);
 
 }  // namespace kiln::store

@@ -310,6 +310,31 @@ TEST(RecordStoreTest, ReadOnlyOpenReadsButDoesNotWriteOrCreate) {
   EXPECT_FALSE(RecordStore::open(dir.file("empty.db"), true).ok());
 }
 
+// A store an older kiln wrote is brought to the latest version by a read-only open (best,
+// export and report open read-only), its records kept.
+TEST(RecordStoreTest, ReadOnlyOpenMigratesAStoreOfAnOlderKiln) {
+  TempDir dir;
+  const std::string path = dir.file("old.db");
+  std::vector<Migration> older = schema_migrations();
+  older.pop_back();
+  {
+    auto db = sqlite::Database::open(path, false, 1000);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(**db, older).ok());
+    ASSERT_EQ(raw_exec(path,
+                       "INSERT INTO records (target, task_name, workload, config_index, entities, "
+                       "error_no, costs, mean_cost, all_cost, timestamp, error_msg, flop, source) "
+                       "VALUES ('llvm', 'dense_pack.x86', 'dense:K=1,M=1,N=1', 0, '[]', 0, "
+                       "'[1.0]', 1.0, 1.0, 1.0, '', 2.0, 'old kiln')"),
+              SQLITE_OK);
+  }
+  auto ro = open_or_die(path, /*read_only=*/true);
+  ASSERT_TRUE(ro);
+  EXPECT_TRUE(ro->read_only());
+  EXPECT_EQ(*ro->schema_version(), latest_schema_version());
+  EXPECT_EQ(*ro->count(), 1);
+}
+
 TEST(RecordStoreTest, NonSqliteAndForeignFilesGiveErrorsNamingTheFile) {
   TempDir dir;
   const std::string text = dir.file("notes.txt");
