@@ -106,6 +106,15 @@ Command add_serve_command(CLI::App& app) {
   cmd->get_option("--listen")->default_str(kDefaultServeAddress);
   add_bounded(cmd, "--jobs", &o->max_jobs, 1, 1024,
               "jobs run at once (their local measurements still take turns, by priority)");
+  cmd->add_option("--http", o->http,
+                  "also serve the dashboard (jobs, each job's live report) and Prometheus "
+                  "/metrics on HOST:PORT, read-only, behind a token; beyond loopback only "
+                  "with --certs (HTTPS)");
+  cmd->add_option("--http-token-file", o->http_token_file,
+                  "the dashboard's token (default: DIR/token of --certs, else DB.http-token, "
+                  "created 0600 at the first start)");
+  add_bounded(cmd, "--http-refresh", &o->http_refresh_seconds, 1, 3600,
+              "seconds between the dashboard pages' refreshes in place");
   return [o] {
     o->worker_binary = self_binary();
     block_stop_signals();

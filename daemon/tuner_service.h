@@ -42,7 +42,9 @@ v1::JobStatus to_proto(const JobView& view);
 
 // `kiln serve`: runs the job manager on `db` and serves Tuner on `listen` until SIGINT or
 // SIGTERM, then drains (the running batches finish and are committed; the jobs stay queued for
-// the next start). Prints "kiln serve listening on HOST:PORT" once ready. REQUIRES SIGINT and
+// the next start). With `http`, also the dashboard and /metrics (daemon/dashboard_server.h)
+// behind the token of daemon/dashboard_token.h, announced first as "kiln serve dashboard on URL
+// (token in FILE)". Prints "kiln serve listening on HOST:PORT" once ready. REQUIRES SIGINT and
 // SIGTERM blocked in every thread (waited for with sigwait).
 struct ServeOptions {
   std::string db = "kiln.db";
@@ -50,6 +52,9 @@ struct ServeOptions {
   std::string certs_dir;
   bool insecure = false;
   int max_jobs = 2;
+  std::string http;             // HOST:PORT of the dashboard; empty: none
+  std::string http_token_file;  // the dashboard's token (empty: see dashboard_token.h)
+  double http_refresh_seconds = 5;
   std::string worker_binary;  // the kiln binary
 };
 Status run_serve(const ServeOptions& options);

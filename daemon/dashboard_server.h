@@ -1,0 +1,70 @@
+// `kiln serve --http HOST:PORT`: the daemon's read-only web side, on threads of its own beside
+// the gRPC server (cpp-httplib, a pool of kWorkers threads; the tuning never waits for it).
+//   /           the index of the jobs (daemon/dashboard_pages.h), refreshing in place
+//   /job/<id>   the job's live view: kiln report's page of the job (report/report.h) with
+//               refresh_seconds, rendered from a read-only connection to the store
+//   /metrics    Prometheus text (daemon/job_metrics.h)
+// Every request needs the token (daemon/dashboard_token.h): "Authorization: Bearer <token>"
+// (Prometheus, curl), or the cookie a browser gets from opening any page once with
+// ?token=<token> (answered 303 to the same URL without it, with an HttpOnly SameSite=Strict
+// cookie). Anything else: 401 with a one-line text body. Only GET and HEAD.
+//
+// A loopback address serves plain HTTP; any other is served over HTTPS with the certs dir's
+// server certificate, and without --certs it is refused at start (the token would cross the
+// network in clear). Requests are bounded: 8 KiB request line and header lines (cpp-httplib),
+// no body accepted, 5 s read and write timeouts, 5 s keep-alive.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+#include "daemon/job_manager.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace kiln::daemon {
+
+class JobMetrics;
+
+struct DashboardOptions {
+  std::string listen;     // HOST:PORT (port 0: any free one)
+  std::string token;      // required, non-empty
+  std::string certs_dir;  // HTTPS with DIR/server.{pem,key} when set
+  std::string db;         // the store (read-only here)
+  double refresh_seconds = 5;
+};
+
+class DashboardServer {
+ public:
+  static constexpr int kWorkers = 4;
+
+  // Binds and starts serving. kInvalidArgument for a malformed or refused address (what to pass
+  // instead), kIo when it cannot bind or the certificates cannot be loaded.
+  static Result<std::unique_ptr<DashboardServer>> start(const DashboardOptions& options,
+                                                        JobManager& manager);
+  ~DashboardServer();  // stops and joins
+  DashboardServer(const DashboardServer&) = delete;
+  DashboardServer& operator=(const DashboardServer&) = delete;
+
+  // "http://127.0.0.1:PORT/" (https for TLS), with the bound port.
+  const std::string& url() const { return url_; }
+
+ private:
+  DashboardServer(const DashboardOptions& options, JobManager& manager);
+  void route();
+  // The live view of job `id` (known to exist).
+  Result<std::string> job_page_html(int64_t id);
+
+  DashboardOptions options_;
+  JobManager& manager_;
+  std::unique_ptr<JobMetrics> metrics_;
+  std::unique_ptr<httplib::Server> server_;
+  std::string url_;
+  std::thread thread_;
+};
+
+}  // namespace kiln::daemon
