@@ -51,6 +51,8 @@ nlohmann::ordered_json job_json(const v1::JobStatus& j) {
   out["trials"] = j.trials();
   out["seconds"] = j.seconds();
   out["estimated_latency_ms"] = j.estimated_latency_ms();
+  // false: some task has no successful trial yet, so the estimate is a lower bound.
+  out["latency_complete"] = j.latency_complete();
   nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
   for (const v1::TaskStatus& t : j.tasks()) {
     nlohmann::ordered_json x;

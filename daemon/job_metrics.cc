@@ -94,6 +94,7 @@ Result<std::string> JobMetrics::render(const std::vector<JobView>& jobs,
   out.sample({}, static_cast<double>(gate.waiting));
   out.family("kiln_measure_gate_held", "gauge", "1 while a job holds the machine for a round.");
   out.sample({}, gate.held ? 1 : 0);
+  farms_.append(jobs, out);
   return out.text();
 }
 

@@ -1,12 +1,15 @@
-// The daemon's /metrics (Prometheus text, daemon/prometheus_text.h):
-//   kiln_job_trials_total{job,name}              counter  records the job committed
-//   kiln_job_errors_total{job,name,error}        counter  its failed records by MeasureErrorNo
-//                                                         name (common/measure_error.h)
-//   kiln_job_tuning_seconds_total{job,name}      counter  tuning time spent, over every run
-//   kiln_job_estimated_latency_seconds{job,name} gauge    Σ weight x best of a model job (when
-//   known) kiln_jobs{state}                             gauge    jobs per state (queued: the queue
-//   length) kiln_measure_gate_waiting                    gauge    running jobs waiting for their
-//   turn kiln_measure_gate_held                       gauge    1 while a job holds the machine
+// The daemon's /metrics (Prometheus text, daemon/prometheus_text.h), per job {job,name}:
+//   kiln_job_trials_total               counter  records the job committed
+//   kiln_job_errors_total{error}        counter  its failed records by MeasureErrorNo name
+//                                                (common/measure_error.h)
+//   kiln_job_tuning_seconds_total       counter  tuning time spent, over every run
+//   kiln_job_estimated_latency_seconds  gauge    sum of weight x best (once every task has one)
+// and for the daemon:
+//   kiln_jobs{state}                    gauge    jobs per state (queued: the queue length)
+//   kiln_measure_gate_waiting           gauge    running jobs waiting for their turn
+//   kiln_measure_gate_held              gauge    1 while a job holds the machine
+//   kiln_farm_*                                  runner states of the running jobs' farms
+//                                                (daemon/farm_metrics.h)
 // Trials and errors are tallied from the store's records (append-only), read incrementally on
 // a read-only connection of its own: a scrape reads only what was committed since the last one
 // and never blocks the jobs writing.
@@ -22,6 +25,7 @@
 
 #include "common/measure_error.h"
 #include "common/status.h"
+#include "daemon/farm_metrics.h"
 #include "daemon/job_manager.h"
 #include "store/record_store.h"
 
@@ -45,6 +49,7 @@ class JobMetrics {
   int64_t last_id_ = 0;
   // Per job: its records by error_no (0: successful).
   std::map<int64_t, std::array<int64_t, kMaxMeasureError + 1>> by_error_;
+  FarmMetrics farms_;
 };
 
 }  // namespace kiln::daemon

@@ -14,7 +14,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "tests/daemon/serve_process.h"
@@ -194,6 +196,91 @@ TEST(DashboardE2E, TokenMetricsAndPagesOfARunningJob) {
   EXPECT_GT(job.screenshot_bytes, 1000u);
   EXPECT_NE(job.dom.find("dash-small"), std::string::npos) << job.dom;
   EXPECT_GE(refreshes_of(job.dom), 1) << job.dom;
+
+  // The same numbers, machine-readable from the CLI: kiln jobs --json (one array) and kiln best
+  // --json (one object per line), read while the daemon holds the store.
+  testing::CommandResult jobs = run_kiln("jobs --json --server " + serve.address());
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.output;
+  nlohmann::json all = nlohmann::json::parse(jobs.output, nullptr, false);
+  ASSERT_TRUE(all.is_array() && all.size() == 1u) << jobs.output;
+  const nlohmann::json& j = all[0];
+  EXPECT_EQ(j["id"], 1);
+  EXPECT_EQ(j["name"], "dash-small");
+  EXPECT_EQ(j["state"], "done");
+  EXPECT_EQ(j["records"], kTrials);
+  EXPECT_EQ(j["trials"], kTrials);
+  EXPECT_TRUE(j["seconds"].is_number());
+  EXPECT_EQ(j["latency_complete"], true);
+  EXPECT_GT(j["estimated_latency_ms"].get<double>(), 0);
+  ASSERT_EQ(j["tasks"].size(), 1u);
+  EXPECT_EQ(j["tasks"][0]["template"], "dense_nopack.x86");
+  EXPECT_EQ(j["tasks"][0]["workload"], "dense:K=64,M=64,N=64,bias=0");  // canonical
+  EXPECT_GT(j["tasks"][0]["best_gflops"].get<double>(), 0);
+
+  FILE* pipe = popen((std::string(KILN_BINARY) + " best --json --db " + db).c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string best_out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) best_out.append(buf, n);
+  EXPECT_EQ(pclose(pipe), 0);
+  std::istringstream lines(best_out);
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    nlohmann::json b = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_TRUE(b.is_object()) << line;
+    ++count;
+    EXPECT_EQ(b["task"], "dense_nopack.x86");
+    EXPECT_EQ(b["workload"], "dense:K=64,M=64,N=64,bias=0");
+    EXPECT_EQ(b["source"], "kiln serve job 1");
+    EXPECT_GT(b["gflops"].get<double>(), 0);
+    EXPECT_NEAR(b["mean_cost_s"].get<double>() * 1e3, j["tasks"][0]["best_ms"].get<double>(), 1e-9);
+    EXPECT_TRUE(b["entity"].is_array());
+  }
+  EXPECT_EQ(count, 1) << best_out;
+}
+
+// A job measuring on a farm: /metrics shows its tracker's runner states. Its key has no runner,
+// so its batch waits in the tracker's lease queue (run_on.runner_wait) before the job fails.
+TEST(DashboardE2E, MetricsShowTheRunnerStatesOfAJobsFarm) {
+  TempDir dir;
+  const std::string certs = dir.file("certs");
+  ASSERT_EQ(run_kiln("certs init " + certs).exit_code, 0);
+  ServeProcess tracker({"--certs", certs}, dir.file("tracker.log"), "tracker");
+  ASSERT_FALSE(tracker.address().empty()) << tracker.log();
+  ServeProcess serve({"--db", dir.file("k.db"), "--http", "127.0.0.1:0"}, dir.file("serve.log"));
+  Dashboard d = dashboard_of(serve);
+  ASSERT_FALSE(d.url.empty()) << serve.log();
+  submit(serve.address(),
+         dir.write("farm.yaml", small_job(4) + "run_on: {tracker: \"" + tracker.address() +
+                                    "\", key: nobody, certs: " + certs + ", runner_wait: 8}\n"));
+  httplib::Client http(d.host, d.port);
+  const std::string t = "tracker=\"" + tracker.address() + "\"";
+  testing::Exposition e;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto res = http.Get("/metrics", bearer(d.token));
+    ASSERT_TRUE(res && res->status == 200);
+    e = testing::parse_exposition(res->body);
+    ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors) << res->body;
+    if (e.value("kiln_farm_lease_queue{" + t + ",key=\"nobody\"}") >= 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(e.value("kiln_farm_up{" + t + "}"), 1);
+  EXPECT_EQ(e.value("kiln_farm_lease_queue{" + t + ",key=\"nobody\"}"), 1)
+      << ::testing::PrintToString(e.samples) << tracker.log();
+  EXPECT_EQ(e.value("kiln_farm_runners{" + t + ",key=\"nobody\",state=\"free\"}"), 0);
+  EXPECT_EQ(e.value("kiln_jobs{state=\"running\"}"), 1);
+  // Once the tracker is gone, the scrape says so instead of failing.
+  tracker.kill(SIGKILL);
+  tracker.wait_exit(5);
+  auto res = http.Get("/metrics", bearer(d.token));
+  ASSERT_TRUE(res && res->status == 200);
+  e = testing::parse_exposition(res->body);
+  if (e.value("kiln_jobs{state=\"running\"}") == 1) {
+    EXPECT_EQ(e.value("kiln_farm_up{" + t + "}"), 0) << res->body;
+  }
 }
 
 // A TCP connection to the dashboard (-1 if refused).
