@@ -2,6 +2,7 @@
 // same run on the same thread count.
 //
 //   kernel_bench [--trials N] [--tuner xgb|random|...] [--threads T] [--seed S] [--only TEXT]
+//                [--json-out FILE]
 //
 // For each workload, kiln tunes each of the operator's templates with kiln tune's loop (xgb
 // tuner by default, fixed seed, `trials` configs each, every config built, checked and timed;
@@ -10,7 +11,8 @@
 // Prints a table and one JSON line per workload:
 //   {"workload", "threads", "kiln_ms", "onednn_ms", "openblas_ms", "ratio"}
 // with ratio = best library time / kiln time (> 1: kiln is faster), then the geometric mean of
-// the ratios per kind of layer (dense, 3x3 conv, 1x1 conv, depthwise conv).
+// the ratios per kind of layer (dense, 3x3 conv, 1x1 conv, depthwise conv). With --json-out, the
+// rows also go to FILE in the format `kiln report --bench` reads (report/bench_file.h).
 //
 // Convolutions compare like with like: kiln's conv kernels are timed as they are tuned (as
 // AutoTVM's conv2d_NCHWc): data already in NCHW[tile_ic]c, kernel pre-packed, output left in
@@ -39,6 +41,7 @@
 #include "builder/build_pool.h"
 #include "builder/target.h"
 #include "ops/registry.h"
+#include "report/bench_file.h"
 #include "runner/local_measure.h"
 #include "runner/local_runner.h"
 #include "runtime/thread_pool.h"
@@ -56,6 +59,7 @@ struct Args {
   std::string tuner = "xgb";
   std::string only;
   std::string db = "kernel_bench.db";  // the tuning records (kept for `kiln best` / `kiln export`)
+  std::string json_out;                // also write the rows here (report/bench_file.h)
 };
 
 const TimeOptions kFinalTiming{.number = 1, .repeat = 7, .min_repeat_ms = 50};
@@ -253,6 +257,7 @@ int run(const Args& args) {
   std::printf("%-62s %10s %10s %10s %8s %8s  %s\n", "workload", "kiln ms", "oneDNN ms",
               "OpenBLAS ms", "GFLOPS", "ratio", "best config");
   std::vector<std::string> json_lines;
+  report::BenchResults results{"kernel_bench", {}};
   std::map<std::string, std::vector<double>> ratios_by_kind;
   for (const std::string& text : workloads) {
     if (!args.only.empty() && text.find(args.only) == std::string::npos) continue;
@@ -298,6 +303,16 @@ int run(const Args& args) {
         ", \"kiln_ms\": " + json_number(kiln_ms) + ", \"onednn_ms\": " + json_number(onednn_ms) +
         ", \"openblas_ms\": " + json_number(openblas_ms) + ", \"ratio\": " + json_number(ratio) +
         "}");
+    results.rows.push_back({text + " T=" + std::to_string(args.threads),
+                            kiln_ms,
+                            {{"oneDNN", onednn_ms}, {"OpenBLAS", openblas_ms}},
+                            nlohmann::json::parse(json_lines.back())});
+  }
+  if (!args.json_out.empty()) {
+    if (Status s = report::write_bench_file(args.json_out, results); !s.ok()) {
+      std::fprintf(stderr, "kernel_bench: %s\n", s.message().c_str());
+      return 1;
+    }
   }
   for (const std::string& line : json_lines) std::printf("%s\n", line.c_str());
   for (const auto& [kind, ratios] : ratios_by_kind) {
@@ -340,6 +355,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", args.seed, "seed of the tuner");
   app.add_option("--only", args.only, "only workloads containing this text");
   app.add_option("--db", args.db, "SQLite file for the tuning records");
+  app.add_option("--json-out", args.json_out,
+                 "also write the rows to this file (kiln report --bench)");
   CLI11_PARSE(app, argc, argv);
   kiln::bench::fix_environment(args, argv);
   return kiln::bench::run(args);

@@ -2,7 +2,7 @@
 // in the same run on the same thread counts.
 //
 //   model_bench [--models resnet18,mobilenet_v2,mlp] [--threads 1,2] [--runs 50] [--db F]
-//               [--tune 40m [--seed N]] [--models-dir DIR] [--no-ort]
+//               [--tune 40m [--seed N]] [--models-dir DIR] [--no-ort] [--json-out FILE]
 //
 // With --tune T, each model is first tuned by the real `kiln tune MODEL --time T --db F` (xgb,
 // fixed seed; F defaults to model_bench.db), as a user would, and the tuned rows use that store.
@@ -21,8 +21,9 @@
 // Prints a table and one JSON line per row:
 //   {"model", "configs", "threads", "kiln_ms", "kiln_mean_ms", "kiln_std_ms", "kiln_min_ms",
 //    "ort_ms", "ratio", "rel_err"}
-// with ratio = ONNX Runtime's median / kiln's median (> 1: kiln is faster). Exit status 1 when a
-// model fails to compile or run, or an output is out of tolerance.
+// with ratio = ONNX Runtime's median / kiln's median (> 1: kiln is faster); with --json-out, the
+// rows also go to FILE in the format `kiln report --bench` reads (report/bench_file.h). Exit status
+// 1 when a model fails to compile or run, or an output is out of tolerance.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -43,6 +44,7 @@
 
 #include "compiler/compile_model.h"
 #include "frontend/onnx_import.h"
+#include "report/bench_file.h"
 #include "runtime/graph_executor.h"
 #include "store/record_store.h"
 
@@ -65,7 +67,8 @@ struct Args {
   std::string db;
   std::string models_dir = std::string(KILN_SHARED_DIR) + "/models";
   bool no_ort = false;
-  std::string tune;  // `kiln tune --time` per model before timing; empty: no tuning
+  std::string tune;      // `kiln tune --time` per model before timing; empty: no tuning
+  std::string json_out;  // also write the rows here (report/bench_file.h)
   uint64_t seed = 1;
 };
 
@@ -265,6 +268,7 @@ int run(const Args& args) {
               "kiln ms", "mean ms", "std ms", "min ms", "ORT ms", "ORT/kiln", "rel.err");
   bool all_ok = true;
   std::vector<std::string> json_lines;
+  report::BenchResults results{"model_bench", {}};
   for (const std::string& name : args.models) {
     const fs::path dir = fs::path(args.models_dir) / name;
     Result<ModelFiles> files = read_io_json(dir);
@@ -351,10 +355,20 @@ int run(const Args& args) {
                              number(t.min, "%.4f") + ", \"ort_ms\": " + number(ort_ms, "%.4f") +
                              ", \"ratio\": " + number(ratio, "%.3f") +
                              ", \"rel_err\": " + number(rel_err, "%.3g") + "}");
+        results.rows.push_back({name + " " + c.configs + " T=" + std::to_string(threads),
+                                t.median,
+                                {{"ONNX Runtime", ort_ms}},
+                                nlohmann::json::parse(json_lines.back())});
       }
     }
   }
   for (const std::string& line : json_lines) std::printf("%s\n", line.c_str());
+  if (!args.json_out.empty()) {
+    if (Status s = report::write_bench_file(args.json_out, results); !s.ok()) {
+      std::fprintf(stderr, "model_bench: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
   return all_ok ? 0 : 1;
 }
 
@@ -373,6 +387,8 @@ int main(int argc, char** argv) {
   app.add_option("--db", args.db, "record store whose best configs to compile with as well");
   app.add_option("--models-dir", args.models_dir, "directory of NAME/io.json model folders");
   app.add_flag("--no-ort", args.no_ort, "time kiln alone");
+  app.add_option("--json-out", args.json_out,
+                 "also write the rows to this file (kiln report --bench)");
   app.add_option("--tune", args.tune,
                  "first tune each model with `kiln tune --time T` into --db (default "
                  "model_bench.db), e.g. 40m");

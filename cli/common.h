@@ -111,5 +111,6 @@ Command add_templates_command(CLI::App& app);
 Command add_tasks_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
 
 }  // namespace kiln::cli

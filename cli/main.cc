@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add(add_tune_command);
   add(add_best_command);
   add(add_export_command);
+  add(add_report_command);
   add(add_import_command);
   add(add_tasks_command);
   add(add_compile_command);

@@ -76,9 +76,6 @@ std::unique_ptr<builder::Builder> make_builder(const RemoteRunnerCliOptions& o, 
   return value_or_exit(builder::RemoteBuilder::create(std::move(r)));
 }
 
-double cooldown_seconds(const runner::Runner& r) {
-  const auto* local = dynamic_cast<const runner::LocalRunner*>(&r);
-  return local ? local->cooldown_seconds() : 0;
-}
+double cooldown_seconds(const runner::Runner& r) { return r.cooldown_seconds().value_or(0); }
 
 }  // namespace kiln::cli

@@ -18,6 +18,7 @@ find_package(spdlog CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(GTest CONFIG REQUIRED)
+find_package(PNG REQUIRED)  # tests only: decoding headless Chromium's screenshots
 
 # ONNX 1.12: its config does not look up protobuf, so FindProtobuf must come first (deps.md §4.6).
 # Targets onnx and onnx_proto (ONNX_NAMESPACE=onnx, ONNX_ML=1).

@@ -21,6 +21,7 @@ class FarmWatch : public runner::Runner {
   std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs,
                                  const std::vector<BuildResult>& builds) override;
   void prepare(const MeasureInput& input) override { inner_.prepare(input); }
+  std::optional<double> cooldown_seconds() const override { return inner_.cooldown_seconds(); }
 
   // Why the farm was given up ("" while it was not).
   const std::string& reason() const { return reason_; }

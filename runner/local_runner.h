@@ -58,8 +58,8 @@ class LocalRunner : public Runner {
   void prepare(const MeasureInput& input) override;
 
   const RunnerOptions& options() const { return options_; }
-  // Seconds spent in cooldowns so far (part of run()'s wall time).
-  double cooldown_seconds() const { return cooldown_seconds_; }
+  // Seconds spent in cooldowns so far (the nominal cooldown interval per cooldown).
+  std::optional<double> cooldown_seconds() const override { return cooldown_seconds_; }
 
  private:
   MeasureResult run_one(const MeasureInput& input, const BuildResult& build);

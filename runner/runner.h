@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "common/env.h"
@@ -24,6 +25,10 @@ class Runner {
   // compute the task's reference outputs) while the caller does something else, such as
   // building the first batch. No-op by default.
   virtual void prepare(const MeasureInput& input) { (void)input; }
+
+  // Seconds this runner has spent in cooldowns between measurements so far (part of run()'s wall
+  // time), or nullopt when it cannot tell (its cooldowns happen on another machine).
+  virtual std::optional<double> cooldown_seconds() const { return std::nullopt; }
 
   // What a runner that executes kernels on this machine's cores lets the caller do around them,
   // so that the caller's other work (the next batches' builds) stays off those cores while a

@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-grpcio python3-grpc-tools
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
+  chromium libpng-dev  # tests: kiln report rendered headless, its screenshot decoded
 )
 
 missing=()

@@ -91,9 +91,14 @@ std::optional<int64_t> job_of_source(const std::string& source) {
 JobStore::JobStore(std::unique_ptr<sqlite::Database> db) : db_(std::move(db)) {}
 JobStore::~JobStore() = default;
 
-Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
+Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path, bool read_only) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
-                        sqlite::Database::open(path, false, RecordStore::kBusyTimeoutMs));
+                        sqlite::Database::open(path, read_only, RecordStore::kBusyTimeoutMs));
+  if (read_only) {
+    KILN_RETURN_IF_ERROR(check_schema(*db, schema_migrations()));
+    KILN_RETURN_IF_ERROR(db->exec("PRAGMA query_only = 1"));
+    return std::unique_ptr<JobStore>(new JobStore(std::move(db)));
+  }
   KILN_RETURN_IF_ERROR(migrate(*db, schema_migrations()));
   KILN_RETURN_IF_ERROR(db->enable_wal(RecordStore::kBusyTimeoutMs));
   KILN_RETURN_IF_ERROR(db->exec("PRAGMA synchronous = FULL"));

@@ -50,8 +50,9 @@ std::optional<int64_t> job_of_source(const std::string& source);
 
 class JobStore {
  public:
-  // Opens (creating and migrating like RecordStore::open) the store at `path`.
-  static Result<std::unique_ptr<JobStore>> open(const std::string& path);
+  // Opens (creating and migrating like RecordStore::open) the store at `path`; read_only opens an
+  // existing store of the current schema without writing to it (kiln report, beside a daemon).
+  static Result<std::unique_ptr<JobStore>> open(const std::string& path, bool read_only = false);
   ~JobStore();
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;

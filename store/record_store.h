@@ -30,6 +30,7 @@
 #include "common/status.h"
 #include "exchange/task.h"
 #include "store/record.h"
+#include "store/run_times.h"
 
 namespace kiln::store {
 
@@ -153,6 +154,14 @@ class RecordStore {
                         const std::string& owner);
   // The task's leases, expired ones included, ordered by config.
   Result<std::vector<Lease>> leases(const TaskKey& task);
+
+  // Adds `delta` to the run's row for its task (run, target, task_name, workload), creating the
+  // row when absent: trials, errors and seconds are summed (cooldown_s stays unknown until an
+  // addition knows it), source and updated are replaced, started is kept from the first
+  // addition. One transaction. Errors: a read-only store, negative or non-finite numbers.
+  Status add_run_times(const RunTimes& delta);
+  // The rows of run_times, those whose records carry `source` when given; ordered by started.
+  Result<std::vector<RunTimes>> run_times(const std::optional<std::string>& source = std::nullopt);
 
   // SQLite's PRAGMA integrity_check over the whole file; an error lists the problems found.
   Status check_integrity();

@@ -86,6 +86,31 @@ CREATE TABLE jobs (
 CREATE INDEX records_by_source ON records (source);
 )sql";
 
+// Version 6. Where each tuning run's time went, per task (store/run_times.h): one row per (run,
+// task), added to after every committed batch, so that a killed run still shows what it spent.
+// Like jobs, and unlike records, the rows are mutable. cooldown_s is NULL when the runner could
+// not tell (its cooldowns ran on another machine): it is then part of run_s.
+constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE run_times (
+  run TEXT NOT NULL,
+  target TEXT NOT NULL,
+  task_name TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  source TEXT NOT NULL,
+  started REAL NOT NULL,
+  updated REAL NOT NULL,
+  trials INTEGER NOT NULL,
+  errors INTEGER NOT NULL,
+  build_s REAL NOT NULL,
+  run_s REAL NOT NULL,
+  cooldown_s REAL,
+  store_s REAL NOT NULL,
+  wall_s REAL NOT NULL,
+  PRIMARY KEY (run, target, task_name, workload)
+);
+CREATE INDEX run_times_by_source ON run_times (source);
+)sql";
+
 std::string prefix(const sqlite::Database& db) { return "record store '" + db.path() + "': "; }
 
 // Reads (version, application_id, number of user tables).
@@ -148,6 +173,7 @@ const std::vector<Migration>& schema_migrations() {
       {3, "leases: configs claimed by a tuner before it builds them", kSchemaV3},
       {4, "records carry the version of the measurement semantics they ran under", kSchemaV4},
       {5, "jobs of kiln serve; records indexed by source", kSchemaV5},
+      {6, "run_times: where each tuning run's time went, per task", kSchemaV6},
   };
   return kMigrations;
 }

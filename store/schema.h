@@ -11,6 +11,7 @@
 //   3  leases: (target, task_name, workload, config_index) -> owner, expires (unix seconds)
 //   4  records.measure_version (ops/measured_layout.h; older records are version 1)
 //   5  jobs (kiln serve's queue, store/job_store.h); index of records by source
+//   6  run_times: build/run/cooldown/store/wall seconds per (run, task) (store/run_times.h)
 #pragma once
 
 #include <cstdint>

@@ -234,12 +234,12 @@ TEST(RecordStoreTest, SchemaIsVersionedAndMarked) {
     auto store = open_or_die(path);
     ASSERT_TRUE(store);
     EXPECT_EQ(*store->schema_version(), latest_schema_version());
-    EXPECT_EQ(latest_schema_version(), 5);
+    EXPECT_EQ(latest_schema_version(), 6);
   }
   auto db = sqlite::Database::open(path, true, 1000);
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(*(*db)->query_int("PRAGMA application_id"), kApplicationId);
-  EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 5);
+  EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 6);
   // Opening again does not re-run migrations (the table exists: it would fail).
   EXPECT_TRUE(open_or_die(path) != nullptr);
 }

@@ -75,6 +75,9 @@ Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Run
   auto start = Clock::now();
   double waited_s = 0;  // in before_round, waiting for the turn
   ModelTuneResult result;
+  // Every round of this call is one run (store/run_times.h), unless the caller's is given.
+  const std::string run_id =
+      options_.job.loop.run_id.empty() ? unique_run_id() : options_.job.loop.run_id;
   std::vector<ModelTaskState>& states = result.tasks;
   std::vector<ScheduledTask> scheduled;
   auto cap = [&](size_t i) {
@@ -147,6 +150,7 @@ Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Run
     TuneJobOptions job_options = options_.job;
     job_options.loop.n_trial = before + round;
     job_options.measure_fallback_first = true;
+    job_options.loop.run_id = run_id;
     TuneJob job({tasks_[i].task}, target_, job_options);
 
     // The round stops after a batch when this run is stopped or its time is up.

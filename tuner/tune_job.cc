@@ -43,6 +43,8 @@ Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& ru
                                    std::stop_token stop) {
   auto start = std::chrono::steady_clock::now();
   TuneJobResult result;
+  // One run (store/run_times.h) for all the tasks of this call, unless the caller's is given.
+  const std::string run_id = options_.loop.run_id.empty() ? unique_run_id() : options_.loop.run_id;
   for (size_t i = 0; i < tasks_.size() && !stop.stop_requested(); ++i) {
     const TuneJobTask& task = tasks_[i];
     if (events.task_started) events.task_started(i, task);
@@ -62,6 +64,7 @@ Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& ru
     }
     TuneOptions loop = options_.loop;
     loop.stop = stop;
+    loop.run_id = run_id;
     if (options_.measure_fallback_first) {
       loop.first_config = task.tmpl->fallback(task.workload, space, {target_.simd_lanes()}).index();
     }

@@ -24,9 +24,9 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// A lease owner no other tuner uses: host and process tell a person who it is, the random part
-// keeps two runs of one process (or a reused pid) apart.
-std::string unique_owner() {
+}  // namespace
+
+std::string unique_run_id() {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
   std::random_device entropy;
@@ -35,6 +35,8 @@ std::string unique_owner() {
   std::snprintf(id, sizeof id, "%llx", static_cast<unsigned long long>(nonce));
   return std::string(host) + "/" + std::to_string(getpid()) + "/" + id;
 }
+
+namespace {
 
 store::Record make_record(const MeasureInput& input, const MeasureResult& m, double flop,
                           const TuneOptions& options) {
@@ -70,8 +72,46 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   const Task this_task{&tmpl, workload, target};
   const store::TaskKey task = store::TaskKey::of(this_task);
   const ResumeRule rule{options.measure_options, options.retry_errors};
-  const std::string owner = options.lease_owner.empty() ? unique_owner() : options.lease_owner;
+  const std::string owner = options.lease_owner.empty() ? unique_run_id() : options.lease_owner;
   auto now = [&] { return options.clock ? options.clock() : unix_now(); };
+
+  // The run's times for this task, added to the store after each committed batch: what was
+  // spent since the previous addition (so rounds of one run, each a call, sum up).
+  store::RunTimes added;  // what this call has added so far
+  added.run = options.run_id.empty() ? owner : options.run_id;
+  added.target = task.target;
+  added.task_name = task.task_name;
+  added.workload = task.workload;
+  added.source = options.source;
+  added.started = unix_now();
+  const std::optional<double> cooldown_at_start = runner.cooldown_seconds();
+  int64_t trials_now = 0, errors_now = 0;  // records this call appended
+  auto record_times = [&]() -> Status {
+    store::RunTimes delta = added;
+    delta.updated = unix_now();
+    delta.trials = trials_now - added.trials;
+    delta.errors = errors_now - added.errors;
+    delta.build_s = std::max(0.0, p.times.build_s - added.build_s);
+    delta.run_s = std::max(0.0, p.times.run_s - added.run_s);
+    delta.store_s = std::max(0.0, p.times.store_s - added.store_s);
+    delta.wall_s = std::max(0.0, seconds_since(start) - added.wall_s);
+    std::optional<double> cooldown = runner.cooldown_seconds();
+    if (cooldown && cooldown_at_start) {
+      delta.cooldown_s =
+          std::max(0.0, *cooldown - *cooldown_at_start - added.cooldown_s.value_or(0));
+    } else {
+      delta.cooldown_s.reset();
+    }
+    KILN_RETURN_IF_ERROR(store.add_run_times(delta));
+    added.trials += delta.trials;
+    added.errors += delta.errors;
+    added.build_s += delta.build_s;
+    added.run_s += delta.run_s;
+    added.store_s += delta.store_s;
+    added.wall_s += delta.wall_s;
+    if (delta.cooldown_s) added.cooldown_s = added.cooldown_s.value_or(0) + *delta.cooldown_s;
+    return Status::Ok();
+  };
 
   // What the store holds for the task, as far as this run has looked.
   std::unordered_set<int64_t> done;             // configs settled (resume_rule.h)
@@ -250,6 +290,16 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
                                                       ": " + committed.message()));
     }
 
+    trials_now += static_cast<int64_t>(records.size());
+    for (const store::Record& r : records) errors_now += r.error_no != 0 ? 1 : 0;
+    phase = Clock::now();
+    Status timed = record_times();
+    p.times.store_s += seconds_since(phase);
+    if (!timed.ok()) {
+      return fail(Status::Error(timed.code(), "cannot record the run's times in " + store.path() +
+                                                  ": " + timed.message()));
+    }
+
     // Committed: now they count.
     std::vector<int64_t> batch;
     std::vector<double> batch_flops;
@@ -292,6 +342,9 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     }
   }
   p.times.wall_s = seconds_since(start);
+  // The time after the last batch (abandoning batches built ahead); nothing to add to a run
+  // that measured nothing.
+  if (trials_now > 0) KILN_RETURN_IF_ERROR(record_times());
   return p;
 }
 

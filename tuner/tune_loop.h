@@ -63,8 +63,13 @@ struct TuneOptions {
   // settles it: model tuning measures each task's fallback config first, so that a tuned record
   // is never a worse choice than the fallback that compiling without it would use.
   std::optional<int64_t> first_config;
-  // Who claims configs in the store; "" makes a unique one (host, process id, random number).
+  // Who claims configs in the store; "" makes a unique one (unique_run_id).
   std::string lease_owner;
+  // The run this call belongs to (store/run_times.h): after each committed batch the loop adds
+  // what the batch cost to the run's row for the task (RecordStore::add_run_times), so that a
+  // killed run still shows where its time went. "" means the lease owner (one call, one run).
+  // TuneJob and ModelTuneJob set one per run so that all their calls share it.
+  std::string run_id;
   // How long a claim lasts without renewal (measure_options.h: lease_seconds).
   double lease_s = 600;
   // Unix seconds, for lease expiry; empty means the system clock. Tests inject one.
@@ -96,10 +101,14 @@ struct TuneProgress {
   bool interrupted = false;  // stopped by TuneOptions::stop
 };
 
+// An identity no other run or tuner uses: host and process id tell a person who it is, a random
+// part keeps two runs of one process (or a reused pid) apart: "host/pid/hex".
+std::string unique_run_id();
+
 // Tunes (tmpl, workload) on `target`. Fails only when the store cannot be read or written (a
 // measurement that cannot be committed is not counted, and tuning stops); everything that goes
-// wrong with a config is a record with its error code. `on_batch` is called after each
-// committed batch.
+// wrong with a config is a record with its error code (or the run's times cannot be recorded).
+// `on_batch` is called after each committed batch.
 Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& workload,
                                const Target& target, const ConfigSpace& space, Tuner& tuner,
                                builder::Builder& builder, runner::Runner& runner,

@@ -1,0 +1,316 @@
+// report/report_data.h and report/report.h on real SQLite stores written by RecordStore and
+// JobStore: tasks split by source, trials and best-so-far, errors by kind, run times, a job's
+// scope, a model's estimated latency and shares, bench files, and bad input.
+#include "report/report_data.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "builder/target.h"
+#include "daemon/job_plan.h"
+#include "report/bench_file.h"
+#include "report/report.h"
+#include "report/report_html.h"
+#include "store/job_store.h"
+#include "store/record_store.h"
+#include "tests/support/chart_markup.h"
+#include "tests/temp_dir.h"
+
+namespace kiln::report {
+namespace {
+
+using kiln::testing::count_of;
+using kiln::testing::series_of_chart;
+using kiln::testing::TempDir;
+
+const std::string kMlp = std::string(KILN_SHARED_DIR) + "/models/mlp/mlp.onnx";
+
+store::Record rec(const std::string& target, const std::string& tmpl, const std::string& workload,
+                  int64_t index, double cost_s, int error_no, const std::string& source,
+                  double timestamp) {
+  store::Record r;
+  r.target = target;
+  r.task_name = tmpl;
+  r.workload = workload;
+  r.config_index = index;
+  r.entities = nlohmann::json::array({nlohmann::json::array({"tile_y", "sp", {-1, index + 1}})});
+  r.error_no = error_no;
+  if (error_no == 0) r.costs = {cost_s};
+  r.all_cost = 0.5;
+  r.timestamp = timestamp;
+  r.error_msg =
+      error_no == 0 ? "" : "kind " + std::to_string(error_no) + " <oops> #" + std::to_string(index);
+  r.flop = 1e6;  // GFLOPS = 1e-3 / cost in seconds
+  r.source = source;
+  return r;
+}
+
+const std::string kA = "dense:K=16,M=16,N=32";
+const std::string kB = "dense:K=16,M=16,N=64";
+
+TEST(ReportData, TasksSplitBySourceWithErrorsAndRuns) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  {
+    auto store = store::RecordStore::open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    ASSERT_TRUE((*store)
+                    ->append({rec("llvm", "dense_pack.x86", kA, 1, 2e-3, 0, "kiln tune", 100),
+                              rec("llvm", "dense_pack.x86", kA, 2, 0, 4, "kiln tune", 101),
+                              rec("llvm", "dense_pack.x86", kA, 3, 1e-3, 0, "kiln tune", 103),
+                              rec("llvm", "dense_pack.x86", kA, 4, 0, 7, "kiln tune", 104),
+                              rec("llvm", "dense_pack.x86", kA, 5, 0, 4, "kiln tune", 106)})
+                    .ok());
+    ASSERT_TRUE((*store)
+                    ->append({rec("llvm", "dense_pack.x86", kA, 9, 0.5e-3, 0, "import:a.log", 50),
+                              rec("llvm", "dense_pack.x86", kA, 8, 4e-3, 0, "import:a.log", 60)})
+                    .ok());
+    ASSERT_TRUE(
+        (*store)->append({rec("llvm", "dense_nopack.x86", kB, 0, 1e-3, 0, "kiln tune", 200)}).ok());
+    store::RunTimes t;
+    t.run = "host/1/ab";
+    t.target = "llvm";
+    t.task_name = "dense_pack.x86";
+    t.workload = kA;
+    t.source = "kiln tune";
+    t.started = 100;
+    t.updated = 107;
+    t.trials = 5;
+    t.errors = 3;
+    t.build_s = 1;
+    t.run_s = 3;
+    t.cooldown_s = 0.5;
+    t.store_s = 0.2;
+    t.wall_s = 5;
+    ASSERT_TRUE((*store)->add_run_times(t).ok());
+  }
+  auto data = gather_report(path, {}, {});
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  EXPECT_EQ(data->records, 8);
+  ASSERT_EQ(data->tasks.size(), 2u);
+  const TaskData& a = data->tasks[0];
+  EXPECT_EQ(a.task_name, "dense_pack.x86");
+  EXPECT_EQ(a.workload, kA);
+  ASSERT_EQ(a.sources.size(), 2u);
+  EXPECT_EQ(a.sources[0].source, "kiln tune");  // the most records first
+  EXPECT_EQ(a.sources[1].source, "import:a.log");
+  const std::vector<Trial>& trials = a.sources[0].trials;
+  ASSERT_EQ(trials.size(), 5u);
+  EXPECT_EQ(trials[0].number, 1);
+  EXPECT_EQ(trials[4].number, 5);
+  EXPECT_DOUBLE_EQ(trials[2].elapsed_s, 3);
+  EXPECT_NEAR(trials[0].best_gflops, 0.5, 1e-9);
+  EXPECT_NEAR(trials[1].best_gflops, 0.5, 1e-9);  // a failure keeps the best
+  EXPECT_EQ(trials[1].error_no, 4);
+  EXPECT_NEAR(trials[2].best_gflops, 1.0, 1e-9);
+  EXPECT_EQ(a.sources[0].errors, 3);
+  EXPECT_NEAR(a.sources[1].best_gflops, 2.0, 1e-9);
+  ASSERT_TRUE(a.best.has_value());
+  EXPECT_EQ(a.best->config_index, 9);  // the best of any source
+  ASSERT_EQ(data->errors.size(), 2u);
+  EXPECT_EQ(data->errors[0].error_no, 4);
+  EXPECT_EQ(data->errors[0].count, 2);
+  EXPECT_EQ(data->errors[0].example, "kind 4 <oops> #2");
+  EXPECT_EQ(data->errors[1].error_no, 7);
+  ASSERT_EQ(data->runs.size(), 1u);
+  EXPECT_EQ(data->runs[0].run, "host/1/ab");
+  EXPECT_FALSE(data->model.has_value());
+
+  std::string html = render_page(*data, {});
+  // Task A: a best line per source, then dots: successes, RUNTIME_DEVICE, RUN_TIMEOUT.
+  EXPECT_EQ(series_of_chart(html, "best_vs_trials", 0), 2 + 3);
+  EXPECT_EQ(series_of_chart(html, "best_vs_time", 0), 2);
+  EXPECT_EQ(series_of_chart(html, "best_vs_trials", 1), 1 + 1);
+  EXPECT_EQ(series_of_chart(html, "time_split", 0), 5);
+  EXPECT_EQ(count_of(html, "data-series=\"failed: RUNTIME_DEVICE\""), 1);
+  EXPECT_EQ(count_of(html, "data-series=\"best: import:a.log\""), 2);
+  EXPECT_NE(html.find("kind 4 &lt;oops&gt; #2"), std::string::npos);  // escaped example
+  EXPECT_EQ(html.find("<oops>"), std::string::npos);
+  EXPECT_EQ(count_of(html, "<section class=\"task\""), 2);
+  EXPECT_NE(html.find("default-src &#39;none&#39;"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);  // a static report has no script
+  EXPECT_EQ(html.find("http:"), std::string::npos);
+  EXPECT_EQ(html.find("https:"), std::string::npos);
+}
+
+TEST(ReportData, JobScopeTakesTheJobsTasksAndRecords) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  const std::string target = builder::parse_target("llvm")->to_string();
+  const std::string kPacked = "dense:K=16,M=16,N=32,bias=0";  // as the template normalizes it
+  int64_t id = 0;
+  {
+    auto jobs = store::JobStore::open(path);
+    ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+    auto added = (*jobs)->add("small",
+                              "name: small\nworkloads:\n  - dense:M=16,N=32,K=16\n"
+                              "template: dense_pack.x86\ntarget: llvm\nbudget:\n  trials: 8\n",
+                              dir.path(), 0, 1);
+    ASSERT_TRUE(added.ok()) << added.status().message();
+    id = *added;
+    auto store = store::RecordStore::open(path);
+    ASSERT_TRUE(store.ok());
+    const std::string mine = store::job_source(id);
+    ASSERT_TRUE((*store)
+                    ->append({rec(target, "dense_pack.x86", kPacked, 1, 2e-3, 0, mine, 10),
+                              rec(target, "dense_pack.x86", kPacked, 2, 0, 5, mine, 11),
+                              rec(target, "dense_pack.x86", kPacked, 3, 1e-3, 0, "kiln tune", 12),
+                              rec(target, "dense_pack.x86", kPacked, 4, 1e-3, 0, "kiln tune", 13),
+                              rec(target, "dense_pack.x86", kPacked, 5, 1e-3, 0, "kiln tune", 14),
+                              rec(target, "dense_nopack.x86", kPacked, 5, 1e-3, 0, mine, 14)})
+                    .ok());
+  }
+  Scope scope;
+  scope.job = id;
+  auto data = gather_report(path, scope, {});
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  ASSERT_EQ(data->tasks.size(), 1u);  // the job's template only
+  EXPECT_EQ(data->tasks[0].target, target);
+  EXPECT_EQ(data->tasks[0].workload, kPacked);
+  EXPECT_EQ(data->tasks[0].task_name, "dense_pack.x86");
+  ASSERT_EQ(data->tasks[0].sources.size(), 2u);
+  EXPECT_EQ(data->tasks[0].sources[0].source, store::job_source(id));  // the job's first
+  EXPECT_EQ(data->records, 2);  // the job's records in its tasks
+  ASSERT_EQ(data->errors.size(), 1u);
+  EXPECT_EQ(data->errors[0].error_no, 5);
+  EXPECT_NE(data->scope.find("job " + std::to_string(id) + " (small"), std::string::npos);
+
+  scope.job = id + 41;
+  auto unknown = gather_report(path, scope, {});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("no job " + std::to_string(id + 41)), std::string::npos)
+      << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find(path), std::string::npos);
+}
+
+TEST(ReportData, ModelScopeEstimatesLatencyWithTheSchedulersSum) {
+  auto tasks = daemon::model_tasks(kMlp, {}, {}, "ops", true);
+  ASSERT_TRUE(tasks.ok()) << tasks.status().message();
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  const std::string target = "llvm -mcpu=test";
+  {
+    auto store = store::RecordStore::open(path);
+    ASSERT_TRUE(store.ok());
+    std::vector<store::Record> batch;
+    double t = 1000;
+    // Every task: 2 ms, then its dense_pack alternative at 1 ms (the workload's best).
+    for (const tuner::ModelTask& task : *tasks) {
+      std::string tmpl(task.task.tmpl->name());
+      std::string w = task.task.workload.to_string();
+      batch.push_back(rec(target, tmpl, w, 1, 2e-3, 0, "kiln tune", t++));
+      if (tmpl == "dense_pack.x86")
+        batch.push_back(rec(target, tmpl, w, 2, 1e-3, 0, "kiln tune", t++));
+    }
+    ASSERT_TRUE((*store)->append(batch).ok());
+  }
+  Scope scope;
+  scope.model_path = kMlp;
+  auto data = gather_report(path, scope, {});
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  ASSERT_TRUE(data->model.has_value());
+  const ModelData& m = *data->model;
+  ASSERT_EQ(m.tasks.size(), tasks->size());
+  EXPECT_NE(data->scope.find(target), std::string::npos);  // the records' target was chosen
+  // Three dense workloads, weight 1, best 1 ms each.
+  EXPECT_TRUE(m.complete);
+  EXPECT_NEAR(m.latency_s, 3e-3, 1e-12);
+  double shares = 0;
+  for (const ModelTaskShare& s : m.tasks) shares += s.share;
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+  ASSERT_FALSE(m.latency.empty());
+  EXPECT_NEAR(m.latency.back().latency_s, 3e-3, 1e-12);
+  EXPECT_TRUE(m.latency.back().complete);
+  EXPECT_FALSE(m.latency.front().complete);  // the first record covers one workload
+  for (size_t i = 1; i < m.latency.size(); ++i) {
+    if (m.latency[i].complete && m.latency[i - 1].complete) {
+      EXPECT_LE(m.latency[i].latency_s, m.latency[i - 1].latency_s);
+    }
+  }
+  std::string html = render_page(*data, {});
+  EXPECT_EQ(series_of_chart(html, "latency_vs_time", 0), 2);  // complete and partial
+  EXPECT_EQ(series_of_chart(html, "task_share", 0), 1);
+  EXPECT_EQ(series_of_chart(html, "trials_per_task", 0), 1);
+  EXPECT_EQ(count_of(html, "<section class=\"task\""), static_cast<int>(tasks->size()));
+}
+
+TEST(ReportData, BenchFilesShowRatiosPerPeer) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  ASSERT_TRUE(store::RecordStore::open(path).ok());
+  BenchResults kernels{"kernel_bench", {}};
+  kernels.rows.push_back(
+      {"dense:M=1,N=1000,K=512 T=1", 0.05, {{"oneDNN", 0.1}, {"OpenBLAS", 0.2}}, {}});
+  kernels.rows.push_back(
+      {"conv2d:... T=1", 1.0, {{"oneDNN", 0.5}, {"OpenBLAS", std::nullopt}}, {}});
+  const std::string file = dir.file("k.json");
+  ASSERT_TRUE(write_bench_file(file, kernels).ok());
+  auto back = read_bench_file(file);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->rows.size(), 2u);
+  EXPECT_FALSE(back->rows[1].peer_ms.at("OpenBLAS").has_value());
+  RenderOptions options;
+  options.bench_files = {file};
+  auto html = render_report_html(path, {}, options);
+  ASSERT_TRUE(html.ok()) << html.status().message();
+  EXPECT_EQ(series_of_chart(*html, "bench_ratio", 0), 2);
+  EXPECT_NE(html->find(">2.00<"), std::string::npos);             // oneDNN / kiln on the dense row
+  EXPECT_NE(html->find("id=\"no-records\""), std::string::npos);  // an empty store says so
+}
+
+TEST(ReportData, BadInputIsOneClearErrorNamingIt) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  ASSERT_TRUE(store::RecordStore::open(path).ok());
+  auto message = [&](const std::string& db, const Scope& scope,
+                     const std::vector<std::string>& bench) {
+    RenderOptions o;
+    o.bench_files = bench;
+    auto r = render_report_html(db, scope, o);
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(message(dir.file("absent.db"), {}, {}).find("absent.db': no such file"),
+            std::string::npos);
+  const std::string not_db = dir.file("text.db");
+  std::ofstream(not_db) << "hello, not SQLite\n";
+  EXPECT_NE(message(not_db, {}, {}).find("text.db"), std::string::npos);
+  Scope model;
+  model.model_path = dir.file("missing.onnx");
+  EXPECT_NE(message(path, model, {}).find("missing.onnx': no such file"), std::string::npos);
+  model.model_path = not_db;  // not ONNX
+  EXPECT_NE(message(path, model, {}).find("model '" + not_db + "'"), std::string::npos);
+  const std::string bad_json = dir.file("bad.json");
+  std::ofstream(bad_json) << "{\"kiln_bench\": 1, \"benchmark\": \"x\", \"rows\": [{\"label\": "
+                             "\"a\", \"kiln_ms\": -3, \"peers\": {}}]}";
+  std::string m = message(path, {}, {bad_json});
+  EXPECT_NE(m.find("bad.json': rows[0].kiln_ms"), std::string::npos) << m;
+  std::ofstream(dir.file("garbage.json")) << "{{{";
+  EXPECT_NE(message(path, {}, {dir.file("garbage.json")}).find("garbage.json': not JSON"),
+            std::string::npos);
+  EXPECT_NE(message(path, {}, {dir.file("nope.json")}).find("nope.json': cannot be read"),
+            std::string::npos);
+  Scope job;
+  job.job = 1;
+  EXPECT_NE(message(path, job, {}).find("no job 1"), std::string::npos);
+}
+
+TEST(ReportData, LivePageRefreshesItsContentInPlace) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  ASSERT_TRUE(store::RecordStore::open(path).ok());
+  RenderOptions o;
+  o.refresh_seconds = 5;
+  auto html = render_report_html(path, {}, o);
+  ASSERT_TRUE(html.ok());
+  EXPECT_EQ(count_of(*html, "<script>"), 1);
+  EXPECT_NE(html->find("id=\"kiln-content\""), std::string::npos);
+  EXPECT_NE(html->find("credentials:'same-origin'"), std::string::npos);
+  EXPECT_NE(html->find("ms=5000"), std::string::npos);
+  EXPECT_NE(html->find("connect-src &#39;self&#39;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::report
