@@ -5,8 +5,6 @@
 #include <chrono>
 #include <cstdio>
 
-#include "daemon/dashboard_server.h"
-#include "daemon/dashboard_token.h"
 #include "farm/security.h"
 #include "farm/server_start.h"
 
@@ -188,22 +186,9 @@ Status run_serve(const ServeOptions& options) {
   int port = 0;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
                         farm::start_server(builder, options.listen, creds, &port));
-  std::unique_ptr<DashboardServer> dashboard;
-  if (!options.http.empty()) {
-    KILN_ASSIGN_OR_RETURN(DashboardToken token,
-                          dashboard_token(options.http_token_file, options.certs_dir, options.db));
-    DashboardOptions d;
-    d.listen = options.http;
-    d.token = token.token;
-    d.certs_dir = options.certs_dir;
-    d.db = options.db;
-    d.refresh_seconds = options.http_refresh_seconds;
-    KILN_ASSIGN_OR_RETURN(dashboard, DashboardServer::start(d, *manager));
-    std::printf(
-        "kiln serve dashboard on %s (token %s %s; open %s?token=TOKEN once in a browser, "
-        "or send Authorization: Bearer TOKEN)\n",
-        dashboard->url().c_str(), token.created ? "written to" : "in", token.path.c_str(),
-        dashboard->url().c_str());
+  std::unique_ptr<BesideServer> beside;
+  if (options.start_beside) {
+    KILN_ASSIGN_OR_RETURN(beside, options.start_beside(*manager));
   }
   manager->start();
   std::printf("kiln serve listening on %s (%s), jobs in %s\n",
@@ -215,7 +200,7 @@ Status run_serve(const ServeOptions& options) {
                farm::wait_for_stop_signal());
   std::fflush(stderr);
   manager->drain();  // watchers see draining and end their streams
-  dashboard.reset();
+  beside.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   std::fprintf(stderr, "kiln serve: stopped; running jobs resume at the next start\n");
   return Status::Ok();

@@ -1,14 +1,13 @@
-// The dashboard's token (daemon/dashboard_token.h): where it comes from, that a generated one is
+// The dashboard's token (dashboard/token.h): where it comes from, that a generated one is
 // private and kept across starts, that a readable-by-others file is refused, and the check.
-#include "daemon/dashboard_token.h"
-
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "dashboard/token.h"
 #include "farm/security.h"
 #include "tests/temp_dir.h"
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 namespace {
 
 int mode_of(const std::string& path) {
@@ -77,4 +76,4 @@ TEST(DashboardToken, Matches) {
 }
 
 }  // namespace
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

@@ -1,18 +1,18 @@
 // /metrics: Prometheus' text exposition format (HELP/TYPE lines, label escaping, numbers) and
-// the daemon's metrics tallied from a real store's records (daemon/job_metrics.h).
+// the daemon's metrics tallied from a real store's records (dashboard/job_metrics.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "daemon/job_metrics.h"
-#include "daemon/prometheus_text.h"
+#include "dashboard/job_metrics.h"
+#include "dashboard/prometheus_text.h"
 #include "store/job_store.h"
 #include "store/record_store.h"
 #include "tests/dashboard/prometheus_parse.h"
 #include "tests/temp_dir.h"
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 namespace {
 
 using kiln::testing::parse_exposition;
@@ -76,8 +76,8 @@ store::Record job_record(int64_t job, int64_t index, int error_no) {
   return r;
 }
 
-JobView view(int64_t id, const std::string& name, store::JobState state) {
-  JobView v;
+daemon::JobView view(int64_t id, const std::string& name, store::JobState state) {
+  daemon::JobView v;
   v.row.id = id;
   v.row.name = name;
   v.row.state = state;
@@ -100,12 +100,12 @@ TEST(JobMetrics, TalliesTrialsAndErrorsPerJobIncrementally) {
 
   auto metrics = JobMetrics::open(db);
   ASSERT_TRUE(metrics.ok()) << metrics.status().message();
-  std::vector<JobView> jobs = {view(1, "with \"quotes\"", store::JobState::kRunning),
-                               view(2, "b", store::JobState::kQueued),
-                               view(3, "c", store::JobState::kQueued)};
+  std::vector<daemon::JobView> jobs = {view(1, "with \"quotes\"", store::JobState::kRunning),
+                                       view(2, "b", store::JobState::kQueued),
+                                       view(3, "c", store::JobState::kQueued)};
   jobs[0].progress.latency_s = 0.002;
   jobs[0].progress.latency_complete = true;
-  Result<std::string> text = (*metrics)->render(jobs, MeasureGate::Load{1, true});
+  Result<std::string> text = (*metrics)->render(jobs, daemon::MeasureGate::Load{1, true});
   ASSERT_TRUE(text.ok()) << text.status().message();
   testing::Exposition e = parse_exposition(*text);
   ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors) << *text;
@@ -132,7 +132,7 @@ TEST(JobMetrics, TalliesTrialsAndErrorsPerJobIncrementally) {
   // Records committed after a scrape are counted by the next one, and only once.
   ASSERT_TRUE((*store)->append({job_record(1, 5, 7), job_record(1, 6, 0)}).ok());
   for (int scrape = 0; scrape < 2; ++scrape) {
-    text = (*metrics)->render(jobs, MeasureGate::Load{});
+    text = (*metrics)->render(jobs, daemon::MeasureGate::Load{});
     ASSERT_TRUE(text.ok());
     e = parse_exposition(*text);
     EXPECT_EQ(e.value("kiln_job_trials_total{" + j1 + "}"), 5);
@@ -158,4 +158,4 @@ TEST(JobSource, RoundTripsAndRejectsOtherSources) {
 }
 
 }  // namespace
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

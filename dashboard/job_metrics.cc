@@ -1,15 +1,15 @@
-#include "daemon/job_metrics.h"
+#include "dashboard/job_metrics.h"
 
-#include "daemon/prometheus_text.h"
+#include "dashboard/prometheus_text.h"
 #include "store/job_store.h"
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 
 namespace {
 
 constexpr int64_t kReadChunk = 5000;  // records per query while catching up
 
-PrometheusLabels job_labels(const JobView& j) {
+PrometheusLabels job_labels(const daemon::JobView& j) {
   return {{"job", std::to_string(j.row.id)}, {"name", j.row.name}};
 }
 
@@ -42,8 +42,8 @@ Status JobMetrics::catch_up() {
   }
 }
 
-Result<std::string> JobMetrics::render(const std::vector<JobView>& jobs,
-                                       const MeasureGate::Load& gate) {
+Result<std::string> JobMetrics::render(const std::vector<daemon::JobView>& jobs,
+                                       const daemon::MeasureGate::Load& gate) {
   std::lock_guard<std::mutex> lock(mu_);
   KILN_RETURN_IF_ERROR(catch_up());
   auto tally = [&](int64_t id) {
@@ -55,14 +55,14 @@ Result<std::string> JobMetrics::render(const std::vector<JobView>& jobs,
   PrometheusText out;
   out.family("kiln_job_trials_total", "counter",
              "Trials (records) the job committed to the store.");
-  for (const JobView& j : jobs) {
+  for (const daemon::JobView& j : jobs) {
     int64_t total = 0;
     for (int64_t n : tally(j.row.id)) total += n;
     out.sample(job_labels(j), static_cast<double>(total));
   }
   out.family("kiln_job_errors_total", "counter",
              "Failed trials of the job by error kind (AutoTVM's MeasureErrorNo).");
-  for (const JobView& j : jobs) {
+  for (const daemon::JobView& j : jobs) {
     std::array<int64_t, kMaxMeasureError + 1> counts = tally(j.row.id);
     for (int e = 1; e <= kMaxMeasureError; ++e) {
       PrometheusLabels labels = job_labels(j);
@@ -72,11 +72,11 @@ Result<std::string> JobMetrics::render(const std::vector<JobView>& jobs,
   }
   out.family("kiln_job_tuning_seconds_total", "counter",
              "Tuning time the job spent, over every run of it.");
-  for (const JobView& j : jobs) out.sample(job_labels(j), j.row.seconds);
+  for (const daemon::JobView& j : jobs) out.sample(job_labels(j), j.row.seconds);
   out.family("kiln_job_estimated_latency_seconds", "gauge",
              "Estimated end-to-end latency of the job's model: sum of weight x best time per task "
              "(only once every task has a successful trial).");
-  for (const JobView& j : jobs) {
+  for (const daemon::JobView& j : jobs) {
     if (j.progress.latency_complete && j.progress.latency_s > 0) {
       out.sample(job_labels(j), j.progress.latency_s);
     }
@@ -86,7 +86,7 @@ Result<std::string> JobMetrics::render(const std::vector<JobView>& jobs,
        {store::JobState::kQueued, store::JobState::kRunning, store::JobState::kPaused,
         store::JobState::kDone, store::JobState::kFailed, store::JobState::kCancelled}) {
     int64_t n = 0;
-    for (const JobView& j : jobs) n += j.row.state == s;
+    for (const daemon::JobView& j : jobs) n += j.row.state == s;
     out.sample({{"state", store::job_state_name(s)}}, static_cast<double>(n));
   }
   out.family("kiln_measure_gate_waiting", "gauge",
@@ -98,4 +98,4 @@ Result<std::string> JobMetrics::render(const std::vector<JobView>& jobs,
   return out.text();
 }
 
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

@@ -1,10 +1,10 @@
 // `kiln serve --http HOST:PORT`: the daemon's read-only web side, on threads of its own beside
 // the gRPC server (cpp-httplib, a pool of kWorkers threads; the tuning never waits for it).
-//   /           the index of the jobs (daemon/dashboard_pages.h), refreshing in place
+//   /           the index of the jobs (dashboard/index_page.h), refreshing in place
 //   /job/<id>   the job's live view: kiln report's page of the job (report/report.h) with
 //               refresh_seconds, rendered from a read-only connection to the store
-//   /metrics    Prometheus text (daemon/job_metrics.h)
-// Every request needs the token (daemon/dashboard_token.h): "Authorization: Bearer <token>"
+//   /metrics    Prometheus text (dashboard/job_metrics.h)
+// Every request needs the token (dashboard/token.h): "Authorization: Bearer <token>"
 // (Prometheus, curl), or the cookie a browser gets from opening any page once with
 // ?token=<token> (answered 303 to the same URL without it, with an HttpOnly SameSite=Strict
 // cookie). Anything else: 401 with a one-line text body. Only GET and HEAD.
@@ -21,32 +21,34 @@
 
 #include "common/status.h"
 #include "daemon/job_manager.h"
+#include "daemon/tuner_service.h"
 
 namespace httplib {
 class Server;
 }
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 
 class JobMetrics;
 
 struct DashboardOptions {
-  std::string listen;     // HOST:PORT (port 0: any free one)
-  std::string token;      // required, non-empty
-  std::string certs_dir;  // HTTPS with DIR/server.{pem,key} when set
-  std::string db;         // the store (read-only here)
+  std::string listen;      // HOST:PORT (port 0: any free one)
+  std::string token_file;  // --http-token-file (dashboard/token.h says where else it comes from)
+  std::string certs_dir;   // HTTPS with DIR/server.{pem,key} and DIR/token when set
+  std::string db;          // the store (read-only here)
   double refresh_seconds = 5;
 };
 
-class DashboardServer {
+class DashboardServer : public daemon::BesideServer {
  public:
   static constexpr int kWorkers = 4;
 
-  // Binds and starts serving. kInvalidArgument for a malformed or refused address (what to pass
-  // instead), kIo when it cannot bind or the certificates cannot be loaded.
+  // Finds the token, binds and starts serving, and prints "kiln serve dashboard on URL (token
+  // in FILE; ...)". kInvalidArgument for a malformed or refused address (what to pass instead)
+  // or a refused token file, kIo when it cannot bind or the certificates cannot be loaded.
   static Result<std::unique_ptr<DashboardServer>> start(const DashboardOptions& options,
-                                                        JobManager& manager);
-  ~DashboardServer();  // stops and joins
+                                                        daemon::JobManager& manager);
+  ~DashboardServer() override;  // stops and joins
   DashboardServer(const DashboardServer&) = delete;
   DashboardServer& operator=(const DashboardServer&) = delete;
 
@@ -54,17 +56,18 @@ class DashboardServer {
   const std::string& url() const { return url_; }
 
  private:
-  DashboardServer(const DashboardOptions& options, JobManager& manager);
+  DashboardServer(const DashboardOptions& options, daemon::JobManager& manager);
   void route();
   // The live view of job `id` (known to exist).
   Result<std::string> job_page_html(int64_t id);
 
   DashboardOptions options_;
-  JobManager& manager_;
+  std::string token_;
+  daemon::JobManager& manager_;
   std::unique_ptr<JobMetrics> metrics_;
   std::unique_ptr<httplib::Server> server_;
   std::string url_;
   std::thread thread_;
 };
 
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

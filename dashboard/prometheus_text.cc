@@ -1,9 +1,9 @@
-#include "daemon/prometheus_text.h"
+#include "dashboard/prometheus_text.h"
 
 #include <charconv>
 #include <cmath>
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 
 namespace {
 
@@ -57,4 +57,4 @@ void PrometheusText::sample(const PrometheusLabels& labels, double value) {
   text_ += ' ' + prometheus_number(value) + '\n';
 }
 
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

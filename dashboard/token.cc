@@ -1,4 +1,4 @@
-#include "daemon/dashboard_token.h"
+#include "dashboard/token.h"
 
 #include <openssl/crypto.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 
 #include "farm/security.h"
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 
 namespace {
 
@@ -53,4 +53,4 @@ bool token_matches(const std::string& given, const std::string& expected) {
   return CRYPTO_memcmp(given.data(), expected.data(), expected.size()) == 0;
 }
 
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

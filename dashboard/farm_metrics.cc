@@ -1,4 +1,4 @@
-#include "daemon/farm_metrics.h"
+#include "dashboard/farm_metrics.h"
 
 #include <grpcpp/grpcpp.h>
 
@@ -6,7 +6,7 @@
 
 #include "daemon/job_spec.h"
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 
 namespace {
 
@@ -40,12 +40,12 @@ std::unique_ptr<v1::FarmStatus> FarmMetrics::status_of(const Farm& farm) {
   return reply;
 }
 
-void FarmMetrics::append(const std::vector<JobView>& jobs, PrometheusText& out) {
+void FarmMetrics::append(const std::vector<daemon::JobView>& jobs, PrometheusText& out) {
   std::map<std::string, Farm> farms;  // by stub_key: each asked once
-  for (const JobView& j : jobs) {
+  for (const daemon::JobView& j : jobs) {
     if (j.row.state != store::JobState::kRunning) continue;
-    Result<JobSpec> spec =
-        parse_job_spec(j.row.spec, "job " + std::to_string(j.row.id), j.row.base_dir);
+    Result<daemon::JobSpec> spec =
+        daemon::parse_job_spec(j.row.spec, "job " + std::to_string(j.row.id), j.row.base_dir);
     if (!spec.ok() || spec->run_on.tracker.empty()) continue;
     Farm f{spec->run_on.tracker, farm::ClientAuth{spec->run_on.certs_dir, spec->run_on.token_file,
                                                   spec->run_on.insecure}};
@@ -79,4 +79,4 @@ void FarmMetrics::append(const std::vector<JobView>& jobs, PrometheusText& out) 
   }
 }
 
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

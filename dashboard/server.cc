@@ -1,16 +1,17 @@
-#include "daemon/dashboard_server.h"
+#include "dashboard/server.h"
 
 #include <httplib.h>
 
 #include <cstdio>
 
-#include "daemon/dashboard_pages.h"
-#include "daemon/dashboard_token.h"
-#include "daemon/job_metrics.h"
-#include "daemon/prometheus_text.h"
+#include "dashboard/index_page.h"
+#include "dashboard/job_metrics.h"
+#include "dashboard/prometheus_text.h"
+#include "dashboard/token.h"
 #include "farm/security.h"
+#include "report/report.h"
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 
 namespace {
 
@@ -80,7 +81,7 @@ void text_reply(httplib::Response& res, int status, const std::string& text) {
 
 }  // namespace
 
-DashboardServer::DashboardServer(const DashboardOptions& options, JobManager& manager)
+DashboardServer::DashboardServer(const DashboardOptions& options, daemon::JobManager& manager)
     : options_(options), manager_(manager) {}
 
 DashboardServer::~DashboardServer() {
@@ -89,7 +90,7 @@ DashboardServer::~DashboardServer() {
 }
 
 Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardOptions& options,
-                                                                JobManager& manager) {
+                                                                daemon::JobManager& manager) {
   KILN_ASSIGN_OR_RETURN(farm::HostPort at, parse_listen(options.listen));
   const bool tls = !options.certs_dir.empty();
   if (!farm::is_loopback_host(at.host) && !tls) {
@@ -99,8 +100,10 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
                            "init DIR --host " +
                            at.host + ") to serve it over HTTPS, or use 127.0.0.1");
   }
-  if (options.token.empty()) return InvalidArgument("the dashboard needs a token");
+  KILN_ASSIGN_OR_RETURN(DashboardToken token,
+                        dashboard_token(options.token_file, options.certs_dir, options.db));
   std::unique_ptr<DashboardServer> d(new DashboardServer(options, manager));
+  d->token_ = token.token;
   KILN_ASSIGN_OR_RETURN(d->metrics_, JobMetrics::open(options.db));
   if (tls) {
     farm::CertFiles files = farm::cert_files(options.certs_dir);
@@ -130,6 +133,11 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
             std::to_string(port) + "/";
   httplib::Server* server = d->server_.get();
   d->thread_ = std::thread([server] { server->listen_after_bind(); });
+  std::printf(
+      "kiln serve dashboard on %s (token %s %s; open %s?token=TOKEN once in a browser, or send "
+      "Authorization: Bearer TOKEN)\n",
+      d->url_.c_str(), token.created ? "written to" : "in", token.path.c_str(), d->url_.c_str());
+  std::fflush(stdout);
   return d;
 }
 
@@ -147,7 +155,7 @@ void DashboardServer::route() {
 
   const bool tls = !options_.certs_dir.empty();
   s.set_pre_routing_handler([this, tls](const httplib::Request& req, httplib::Response& res) {
-    const std::string& expected = options_.token;
+    const std::string& expected = token_;
     if (req.has_param("token")) {
       if (!token_matches(req.get_param_value("token"), expected)) {
         text_reply(res, 401, "kiln serve: wrong token");
@@ -189,7 +197,7 @@ void DashboardServer::route() {
   });
 
   s.Get("/", [this](const httplib::Request&, httplib::Response& res) {
-    Result<std::vector<JobView>> jobs = manager_.list();
+    Result<std::vector<daemon::JobView>> jobs = manager_.list();
     if (!jobs.ok()) return text_reply(res, 500, "kiln serve: " + jobs.status().message());
     res.set_header("Content-Security-Policy", kContentSecurityPolicy);
     res.set_content(dashboard_index_html(*jobs, options_.refresh_seconds), kHtmlType);
@@ -207,7 +215,7 @@ void DashboardServer::route() {
   });
 
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    Result<std::vector<JobView>> jobs = manager_.list();
+    Result<std::vector<daemon::JobView>> jobs = manager_.list();
     if (!jobs.ok()) return text_reply(res, 500, "kiln serve: " + jobs.status().message());
     Result<std::string> text = metrics_->render(*jobs, manager_.measure_gate_load());
     if (!text.ok()) return text_reply(res, 500, "kiln serve: " + text.status().message());
@@ -215,14 +223,12 @@ void DashboardServer::route() {
   });
 }
 
-}  // namespace kiln::daemon
-
-namespace kiln::daemon {
-
-// Until kiln report's page is merged: the job's row and per-task progress.
 Result<std::string> DashboardServer::job_page_html(int64_t id) {
-  KILN_ASSIGN_OR_RETURN(JobView view, manager_.get(id));
-  return dashboard_index_html({view}, options_.refresh_seconds);
+  report::Scope scope;
+  scope.job = id;
+  report::RenderOptions options;
+  options.refresh_seconds = options_.refresh_seconds;
+  return report::render_report_html(options_.db, scope, options);
 }
 
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 
 using PrometheusLabels = std::vector<std::pair<std::string, std::string>>;
 
@@ -32,4 +32,4 @@ class PrometheusText {
 std::string prometheus_label_value(const std::string& value);  // escaped, without quotes
 std::string prometheus_number(double value);
 
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

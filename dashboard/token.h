@@ -14,7 +14,7 @@
 
 #include "common/status.h"
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 
 struct DashboardToken {
   std::string token;
@@ -29,4 +29,4 @@ Result<DashboardToken> dashboard_token(const std::string& http_token_file,
 // an empty `expected` matches nothing.
 bool token_matches(const std::string& given, const std::string& expected);
 
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

@@ -13,17 +13,17 @@
 #include <vector>
 
 #include "daemon/job_manager.h"
-#include "daemon/prometheus_text.h"
+#include "dashboard/prometheus_text.h"
 #include "farm/security.h"
 #include "proto/kiln.grpc.pb.h"
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 
 class FarmMetrics {
  public:
   // Appends the three families for the running jobs of `jobs` that use a farm (nothing but the
   // family headers when none does). Thread-safe.
-  void append(const std::vector<JobView>& jobs, PrometheusText& out);
+  void append(const std::vector<daemon::JobView>& jobs, PrometheusText& out);
 
  private:
   struct Farm {
@@ -37,4 +37,4 @@ class FarmMetrics {
   std::map<std::string, std::unique_ptr<v1::Tracker::Stub>> stubs_;  // by tracker + credentials
 };
 
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard

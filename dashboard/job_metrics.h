@@ -1,4 +1,4 @@
-// The daemon's /metrics (Prometheus text, daemon/prometheus_text.h), per job {job,name}:
+// The daemon's /metrics (Prometheus text, dashboard/prometheus_text.h), per job {job,name}:
 //   kiln_job_trials_total               counter  records the job committed
 //   kiln_job_errors_total{error}        counter  its failed records by MeasureErrorNo name
 //                                                (common/measure_error.h)
@@ -9,7 +9,7 @@
 //   kiln_measure_gate_waiting           gauge    running jobs waiting for their turn
 //   kiln_measure_gate_held              gauge    1 while a job holds the machine
 //   kiln_farm_*                                  runner states of the running jobs' farms
-//                                                (daemon/farm_metrics.h)
+//                                                (dashboard/farm_metrics.h)
 // Trials and errors are tallied from the store's records (append-only), read incrementally on
 // a read-only connection of its own: a scrape reads only what was committed since the last one
 // and never blocks the jobs writing.
@@ -25,11 +25,11 @@
 
 #include "common/measure_error.h"
 #include "common/status.h"
-#include "daemon/farm_metrics.h"
 #include "daemon/job_manager.h"
+#include "dashboard/farm_metrics.h"
 #include "store/record_store.h"
 
-namespace kiln::daemon {
+namespace kiln::dashboard {
 
 class JobMetrics {
  public:
@@ -37,7 +37,8 @@ class JobMetrics {
   static Result<std::unique_ptr<JobMetrics>> open(const std::string& db);
 
   // The exposition text for `jobs` (JobManager::list) and the gate's load. Thread-safe.
-  Result<std::string> render(const std::vector<JobView>& jobs, const MeasureGate::Load& gate);
+  Result<std::string> render(const std::vector<daemon::JobView>& jobs,
+                             const daemon::MeasureGate::Load& gate);
 
  private:
   explicit JobMetrics(std::unique_ptr<store::RecordStore> records) : records_(std::move(records)) {}
@@ -52,4 +53,4 @@ class JobMetrics {
   FarmMetrics farms_;
 };
 
-}  // namespace kiln::daemon
+}  // namespace kiln::dashboard
