@@ -1,6 +1,8 @@
 #include "dashboard/server.h"
 
 #include <httplib.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <cstdio>
 
@@ -74,6 +76,32 @@ std::string target_without_token(const httplib::Request& req) {
   return kept.empty() ? path : path + "?" + kept;
 }
 
+// The dashboard's threads run at SCHED_IDLE: they get a core only when nothing else wants it, so
+// a page rendered while a job times a kernel never takes the kernel's CPU. (A thread may always
+// lower its own policy; if the kernel refuses anyway, it stays at normal priority.)
+void run_at_idle_priority() {
+  sched_param param{};
+  pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+}
+
+// cpp-httplib's thread pool, its workers at idle priority.
+class IdleThreadPool final : public httplib::TaskQueue {
+ public:
+  explicit IdleThreadPool(size_t threads) : pool_(threads) {}
+  void enqueue(std::function<void()> fn) override {
+    pool_.enqueue([fn = std::move(fn)] {
+      thread_local bool lowered = false;
+      if (!lowered) run_at_idle_priority();
+      lowered = true;
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+};
+
 void text_reply(httplib::Response& res, int status, const std::string& text) {
   res.status = status;
   res.set_content(text + "\n", kTextType);
@@ -132,7 +160,10 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
             (at.host.find(':') != std::string::npos ? "[" + at.host + "]" : at.host) + ":" +
             std::to_string(port) + "/";
   httplib::Server* server = d->server_.get();
-  d->thread_ = std::thread([server] { server->listen_after_bind(); });
+  d->thread_ = std::thread([server] {
+    run_at_idle_priority();
+    server->listen_after_bind();
+  });
   std::printf(
       "kiln serve dashboard on %s (token %s %s; open %s?token=TOKEN once in a browser, or send "
       "Authorization: Bearer TOKEN)\n",
@@ -143,7 +174,7 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
 
 void DashboardServer::route() {
   httplib::Server& s = *server_;
-  s.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  s.new_task_queue = [] { return new IdleThreadPool(kWorkers); };
   s.set_read_timeout(5, 0);
   s.set_write_timeout(5, 0);
   s.set_keep_alive_timeout(5);

@@ -1,5 +1,7 @@
 // `kiln serve --http HOST:PORT`: the daemon's read-only web side, on threads of its own beside
-// the gRPC server (cpp-httplib, a pool of kWorkers threads; the tuning never waits for it).
+// the gRPC server (cpp-httplib, a pool of kWorkers threads), at idle CPU priority (SCHED_IDLE),
+// reading the store on connections of their own: the tuning never waits for it, and a page
+// rendered while a kernel is timed does not take the kernel's core.
 //   /           the index of the jobs (dashboard/index_page.h), refreshing in place
 //   /job/<id>   the job's live view: kiln report's page of the job (report/report.h) with
 //               refresh_seconds, rendered from a read-only connection to the store
