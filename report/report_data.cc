@@ -38,7 +38,7 @@ Result<PlannedTasks> plan_of_job(const std::string& db_path, int64_t id) {
   KILN_ASSIGN_OR_RETURN(bool exists, jobs->exists(id));
   if (!exists) {
     return InvalidArgument("record store '" + db_path + "': no job " + std::to_string(id) +
-                           " (kiln jobs --db lists them)");
+                           " (kiln jobs lists the daemon's jobs)");
   }
   KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs->get(id));
   const std::string origin = "job " + std::to_string(id);

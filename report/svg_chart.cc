@@ -120,8 +120,8 @@ std::string marker_svg(Marker m, double x, double y, const std::string& color) {
   return "";
 }
 
-std::string no_data(double y) {
-  return text(kWidth / 2, y, "no data", "class=\"no-data\" text-anchor=\"middle\"");
+std::string no_data(double x, double y) {
+  return text(x, y, "no data", "class=\"no-data\" text-anchor=\"middle\"");
 }
 
 struct LegendEntry {
@@ -138,7 +138,7 @@ std::string legend(const std::vector<LegendEntry>& entries, double top, int* row
   double x = kLeft, y = top;
   *rows = entries.empty() ? 0 : 1;
   for (const auto& [name, color, marker, is_line, dashed] : entries) {
-    double w = 28 + 6.2 * static_cast<double>(std::min<size_t>(name.size(), 60));
+    double w = 34 + 6.6 * static_cast<double>(std::min<size_t>(name.size(), 60));
     if (x + w > kWidth - kRight && x > kLeft) {
       x = kLeft;
       y += kLegendRow;
@@ -227,7 +227,7 @@ std::string render_xy_chart(const XYChart& chart) {
   if (xr.empty()) {
     out += "<rect x=\"" + num(kLeft) + "\" y=\"" + num(kTop) + "\" width=\"" + num(plot_w) +
            "\" height=\"" + num(kPlotHeight) + "\" fill=\"none\" stroke=\"#ccc\"/>";
-    out += no_data(kTop + kPlotHeight / 2);
+    out += no_data(kLeft + plot_w / 2, kTop + kPlotHeight / 2);
   }
   std::vector<double> xt, yt;
   if (!xr.empty()) {
@@ -328,7 +328,7 @@ std::string render_bar_chart(const BarChart& chart) {
   std::string out = svg_open(chart.kind, height);
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>";
   out += text(kLeft, 20, chart.title, "font-size=\"14\" font-weight=\"bold\"");
-  if (!any) out += no_data(kTop + plot_h / 2 + 4);
+  if (!any) out += no_data(plot_left + plot_w / 2, kTop + plot_h / 2 + 4);
   std::vector<double> ticks = nice_ticks(vr, true);
   auto sx = [&](double v) { return plot_left + (v - vr.lo) / (vr.hi - vr.lo) * plot_w; };
   out += "<g class=\"axes\" font-size=\"11\" fill=\"#333\">";

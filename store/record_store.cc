@@ -177,8 +177,10 @@ Status RecordStore::write_transaction(const std::function<Status()>& body) {
   return s;
 }
 
-Status RecordStore::append(const std::vector<Record>& batch, const std::string& lease_owner) {
+Status RecordStore::append(const std::vector<Record>& batch, const std::string& lease_owner,
+                           const RunTimes* run_times) {
   KILN_RETURN_IF_ERROR(check_writable("append"));
+  if (run_times) KILN_RETURN_IF_ERROR(check_run_times(*run_times));
   for (size_t i = 0; i < batch.size(); ++i) {
     Status s = validate_record(batch[i]);
     if (!s.ok()) {
@@ -232,7 +234,7 @@ Status RecordStore::append(const std::vector<Record>& batch, const std::string& 
       release.bind(5, lease_owner);
       KILN_RETURN_IF_ERROR(release.run());
     }
-    return Status::Ok();
+    return run_times ? upsert_run_times(*run_times) : Status::Ok();
   });
 }
 

@@ -108,7 +108,10 @@ class RecordStore {
   // U+FFFD (they may quote compiler or crash output). An empty batch is a no-op.
   // With a `lease_owner`, the same transaction releases that owner's leases on the appended
   // configs (a recorded config needs no claim any more); other owners' leases are untouched.
-  Status append(const std::vector<Record>& batch, const std::string& lease_owner = {});
+  // With `run_times`, the same transaction adds them to their run's row (add_run_times), so that
+  // a run's recorded trials and times never disagree with its records, however it ends.
+  Status append(const std::vector<Record>& batch, const std::string& lease_owner = {},
+                const RunTimes* run_times = nullptr);
 
   // Records matching `filter`, ordered by id.
   Result<std::vector<Record>> records(const RecordFilter& filter = {});
@@ -169,6 +172,9 @@ class RecordStore {
  private:
   explicit RecordStore(std::unique_ptr<sqlite::Database> db);
   Status check_writable(const char* what) const;
+  // add_run_times' checks, and its upsert inside the caller's transaction (REQUIRES: mu_ held).
+  Status check_run_times(const RunTimes& delta) const;
+  Status upsert_run_times(const RunTimes& delta);
   // Runs `body` in a BEGIN IMMEDIATE transaction: committed when it succeeds, rolled back
   // otherwise. REQUIRES: mu_ held.
   Status write_transaction(const std::function<Status()>& body);

@@ -26,7 +26,7 @@ const char* bad_number(const RunTimes& t) {
 
 }  // namespace
 
-Status RecordStore::add_run_times(const RunTimes& delta) {
+Status RecordStore::check_run_times(const RunTimes& delta) const {
   KILN_RETURN_IF_ERROR(check_writable("record run times"));
   if (delta.run.empty()) {
     return InvalidArgument("record store '" + path() + "': run times without a run identity");
@@ -35,7 +35,10 @@ Status RecordStore::add_run_times(const RunTimes& delta) {
     return InvalidArgument("record store '" + path() + "': run times of run '" + delta.run +
                            "': " + field + " is not a finite non-negative number");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  return Status::Ok();
+}
+
+Status RecordStore::upsert_run_times(const RunTimes& delta) {
   KILN_ASSIGN_OR_RETURN(
       sqlite::Statement upsert,
       db_->prepare(
@@ -67,7 +70,13 @@ Status RecordStore::add_run_times(const RunTimes& delta) {
   }
   upsert.bind(13, delta.store_s);
   upsert.bind(14, delta.wall_s);
-  return write_transaction([&] { return upsert.run(); });
+  return upsert.run();
+}
+
+Status RecordStore::add_run_times(const RunTimes& delta) {
+  KILN_RETURN_IF_ERROR(check_run_times(delta));
+  std::lock_guard<std::mutex> lock(mu_);
+  return write_transaction([&] { return upsert_run_times(delta); });
 }
 
 Result<std::vector<RunTimes>> RecordStore::run_times(const std::optional<std::string>& source) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -90,6 +91,19 @@ TEST_F(ModelTuneCli, KilledTwiceThenResumedEndsWithItsBudgetAndCompiles) {
   EXPECT_TRUE((*s)->check_integrity().ok());
   std::vector<store::Record> records = *(*s)->records();
   EXPECT_EQ(records.size(), 48u);
+  // Three runs (two killed), each with its times: together, exactly the records they committed.
+  auto times = (*s)->run_times();
+  ASSERT_TRUE(times.ok()) << times.status().message();
+  std::map<std::string, int64_t> trials_per_run;
+  for (const store::RunTimes& t : *times) {
+    trials_per_run[t.run] += t.trials;
+    EXPECT_GT(t.wall_s, 0);
+    EXPECT_GE(t.tuner_s(), -1e-6);
+  }
+  EXPECT_EQ(trials_per_run.size(), 3u);
+  int64_t trials = 0;
+  for (const auto& [run, n] : trials_per_run) trials += n;
+  EXPECT_EQ(trials, 48);
   std::set<std::tuple<std::string, std::string, int64_t>> seen;
   for (const store::Record& rec : records) {
     EXPECT_TRUE(seen.insert({rec.task_name, rec.workload, rec.config_index}).second)

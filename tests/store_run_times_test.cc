@@ -108,6 +108,35 @@ TEST(RunTimesStore, RefusesBadNumbersAnonymousRunsAndReadOnlyStores) {
   EXPECT_NE(s.message().find("read-only"), std::string::npos) << s.message();
 }
 
+TEST(RunTimesStore, AppendAddsTheRunsTimesInTheBatchsTransaction) {
+  TempDir dir;
+  auto store = RecordStore::open(dir.file("r.db"));
+  ASSERT_TRUE(store.ok());
+  Record r;
+  r.target = "llvm";
+  r.task_name = "dense_pack.x86";
+  r.workload = "dense:K=8,M=8,N=8";
+  r.entities = nlohmann::json::array();
+  r.costs = {1e-3};
+  r.flop = 1e6;
+  r.source = "kiln tune";
+  RunTimes t = delta("run", r.workload, 1);
+  ASSERT_TRUE((*store)->append({r, r}, "", &t).ok());
+  auto rows = (*store)->run_times();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().trials, 4);  // as given: the caller counts its batch
+  // A refused batch adds no time either, and bad times refuse the batch.
+  Record bad = r;
+  bad.error_no = 42;
+  EXPECT_FALSE((*store)->append({r, bad}, "", &t).ok());
+  RunTimes nan_times = t;
+  nan_times.wall_s = std::nan("");
+  EXPECT_FALSE((*store)->append({r}, "", &nan_times).ok());
+  EXPECT_EQ(*(*store)->count(), 2);
+  EXPECT_EQ((*store)->run_times()->front().trials, 4);
+}
+
 TEST(RunTimesStore, VersionFiveStoreMigratesKeepingEveryRecordAndJob) {
   TempDir dir;
   const std::string path = dir.file("v5.db");

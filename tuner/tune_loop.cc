@@ -75,8 +75,9 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   const std::string owner = options.lease_owner.empty() ? unique_run_id() : options.lease_owner;
   auto now = [&] { return options.clock ? options.clock() : unix_now(); };
 
-  // The run's times for this task, added to the store after each committed batch: what was
-  // spent since the previous addition (so rounds of one run, each a call, sum up).
+  // The run's times for this task, added to the store with each batch (in the batch's own
+  // transaction): what was spent since the previous addition, so that rounds of one run (each a
+  // call) sum up and a killed run's row holds exactly its committed batches.
   store::RunTimes added;  // what this call has added so far
   added.run = options.run_id.empty() ? owner : options.run_id;
   added.target = task.target;
@@ -85,12 +86,12 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   added.source = options.source;
   added.started = unix_now();
   const std::optional<double> cooldown_at_start = runner.cooldown_seconds();
-  int64_t trials_now = 0, errors_now = 0;  // records this call appended
-  auto record_times = [&]() -> Status {
+  // What was spent since the last addition, with `trials` new records of which `errors` failed.
+  auto times_since_added = [&](int64_t trials, int64_t errors) {
     store::RunTimes delta = added;
     delta.updated = unix_now();
-    delta.trials = trials_now - added.trials;
-    delta.errors = errors_now - added.errors;
+    delta.trials = trials;
+    delta.errors = errors;
     delta.build_s = std::max(0.0, p.times.build_s - added.build_s);
     delta.run_s = std::max(0.0, p.times.run_s - added.run_s);
     delta.store_s = std::max(0.0, p.times.store_s - added.store_s);
@@ -102,7 +103,9 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     } else {
       delta.cooldown_s.reset();
     }
-    KILN_RETURN_IF_ERROR(store.add_run_times(delta));
+    return delta;
+  };
+  auto mark_added = [&](const store::RunTimes& delta) {
     added.trials += delta.trials;
     added.errors += delta.errors;
     added.build_s += delta.build_s;
@@ -110,7 +113,6 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     added.store_s += delta.store_s;
     added.wall_s += delta.wall_s;
     if (delta.cooldown_s) added.cooldown_s = added.cooldown_s.value_or(0) + *delta.cooldown_s;
-    return Status::Ok();
   };
 
   // What the store holds for the task, as far as this run has looked.
@@ -282,23 +284,19 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
     for (size_t i = 0; i < inputs.size(); ++i) {
       records.push_back(make_record(inputs[i], results[i], flop, options));
     }
+    int64_t batch_errors = 0;
+    for (const store::Record& r : records) batch_errors += r.error_no != 0 ? 1 : 0;
+    const store::RunTimes times =
+        times_since_added(static_cast<int64_t>(records.size()), batch_errors);
     phase = Clock::now();
-    Status committed = store.append(records, owner);  // also releases their leases
+    // Also releases their leases and adds the run's times, in the same transaction.
+    Status committed = store.append(records, owner, &times);
     p.times.store_s += seconds_since(phase);
     if (!committed.ok()) {
       return fail(Status::Error(committed.code(), "cannot commit measurements to " + store.path() +
                                                       ": " + committed.message()));
     }
-
-    trials_now += static_cast<int64_t>(records.size());
-    for (const store::Record& r : records) errors_now += r.error_no != 0 ? 1 : 0;
-    phase = Clock::now();
-    Status timed = record_times();
-    p.times.store_s += seconds_since(phase);
-    if (!timed.ok()) {
-      return fail(Status::Error(timed.code(), "cannot record the run's times in " + store.path() +
-                                                  ": " + timed.message()));
-    }
+    mark_added(times);
 
     // Committed: now they count.
     std::vector<int64_t> batch;
@@ -344,7 +342,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   p.times.wall_s = seconds_since(start);
   // The time after the last batch (abandoning batches built ahead); nothing to add to a run
   // that measured nothing.
-  if (trials_now > 0) KILN_RETURN_IF_ERROR(record_times());
+  if (added.trials > 0) KILN_RETURN_IF_ERROR(store.add_run_times(times_since_added(0, 0)));
   return p;
 }
 

@@ -65,9 +65,9 @@ struct TuneOptions {
   std::optional<int64_t> first_config;
   // Who claims configs in the store; "" makes a unique one (unique_run_id).
   std::string lease_owner;
-  // The run this call belongs to (store/run_times.h): after each committed batch the loop adds
-  // what the batch cost to the run's row for the task (RecordStore::add_run_times), so that a
-  // killed run still shows where its time went. "" means the lease owner (one call, one run).
+  // The run this call belongs to (store/run_times.h): each batch's commit adds what was spent
+  // since the previous one to the run's row for the task, in the same transaction as the
+  // batch's records, so that a killed run still shows where its time went. "" means the lease owner (one call, one run).
   // TuneJob and ModelTuneJob set one per run so that all their calls share it.
   std::string run_id;
   // How long a claim lasts without renewal (measure_options.h: lease_seconds).
@@ -107,7 +107,7 @@ std::string unique_run_id();
 
 // Tunes (tmpl, workload) on `target`. Fails only when the store cannot be read or written (a
 // measurement that cannot be committed is not counted, and tuning stops); everything that goes
-// wrong with a config is a record with its error code (or the run's times cannot be recorded).
+// wrong with a config is a record with its error code.
 // `on_batch` is called after each committed batch.
 Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& workload,
                                const Target& target, const ConfigSpace& space, Tuner& tuner,
