@@ -2,6 +2,15 @@
 // shows what a tuning store holds: per task, per model and per run (report_data.h gathers it,
 // report_html.h lays it out). `kiln report` writes it to a file; the daemon's dashboard serves it
 // live for a job (refresh_seconds > 0).
+//
+// A live page: everything that changes is inside <div id="kiln-content">; an inline script
+// re-fetches the page's own URL every refresh_seconds (credentials: same-origin, no cache) and
+// swaps that element in place; the page's CSP then also allows its inline script and
+// connect-src 'self'. A server that requires a bearer header must also accept what a browser
+// sends by itself on a same-origin fetch (a cookie, HTTP auth) for the refresh to pass.
+//
+// kiln_report links kiln_daemon (a job's spec and plan name its tasks), so code that serves
+// these pages belongs in a library above both (or in cli/), not in kiln_daemon itself.
 #pragma once
 
 #include <cstdint>

@@ -42,19 +42,23 @@ Result<PlannedTasks> plan_of_job(const std::string& db_path, int64_t id) {
   }
   KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs->get(id));
   const std::string origin = "job " + std::to_string(id);
-  Result<daemon::JobSpec> spec = daemon::parse_job_spec(row.spec, origin, row.base_dir);
-  if (!spec.ok()) return spec.status();
-  Result<daemon::JobPlan> plan = daemon::plan_job(*spec, store::job_source(id));
-  if (!plan.ok()) {
-    return Status::Error(plan.status().code(), origin + ": " + plan.status().message());
-  }
   PlannedTasks out;
-  out.tasks = std::move(plan->tasks);
-  out.target = plan->target.to_string();
-  out.model = spec->model;
   out.source = store::job_source(id);
   out.scope_text =
       "job " + std::to_string(id) + " (" + row.name + ", " + store::job_state_name(row.state) + ")";
+  // A job whose spec cannot be planned now (its model file gone, say: the reason it failed) is
+  // still reported, from its records alone.
+  Result<daemon::JobSpec> spec = daemon::parse_job_spec(row.spec, origin, row.base_dir);
+  Result<daemon::JobPlan> plan =
+      spec.ok() ? daemon::plan_job(*spec, out.source) : Result<daemon::JobPlan>(spec.status());
+  if (!plan.ok()) {
+    out.scope_text +=
+        "; its spec cannot be planned now (" + plan.status().message() + "): its records only";
+    return out;
+  }
+  out.tasks = std::move(plan->tasks);
+  out.target = plan->target.to_string();
+  out.model = spec->model;
   return out;
 }
 
@@ -93,12 +97,14 @@ std::string model_target(const std::vector<tuner::ModelTask>& tasks,
   return most > 0 ? best : builder::host_target().to_string();
 }
 
+// When each source began: its first record over every task in scope.
+using Origins = std::map<std::string, double>;
+
 // One source's records of a task (in id order) as trials with best-so-far throughput.
-SourceTrials trials_of(const std::string& source, const std::vector<const store::Record*>& rs) {
+SourceTrials trials_of(const std::string& source, const std::vector<const store::Record*>& rs,
+                       double first) {
   SourceTrials s;
   s.source = source;
-  double first = rs.empty() ? 0 : rs.front()->timestamp;
-  for (const store::Record* r : rs) first = std::min(first, r->timestamp);
   for (const store::Record* r : rs) {
     Trial t;
     t.number = static_cast<int64_t>(s.trials.size()) + 1;
@@ -115,7 +121,7 @@ SourceTrials trials_of(const std::string& source, const std::vector<const store:
 }
 
 TaskData task_of(const Key& key, double weight, const std::vector<const store::Record*>& rs,
-                 const std::string& primary_source) {
+                 const std::string& primary_source, const Origins& origins) {
   TaskData task;
   std::tie(task.target, task.task_name, task.workload) = key;
   task.weight = weight;
@@ -139,7 +145,7 @@ TaskData task_of(const Key& key, double weight, const std::vector<const store::R
     return by_source[a].size() > by_source[b].size();
   });
   for (const std::string& source : order)
-    task.sources.push_back(trials_of(source, by_source[source]));
+    task.sources.push_back(trials_of(source, by_source[source], origins.at(source)));
   return task;
 }
 
@@ -152,6 +158,7 @@ ModelData model_of(const PlannedTasks& plan, const std::vector<std::string>& key
   std::vector<tuner::ModelTaskState> states(plan.tasks.size());
   // Every successful comparable record of the model's tasks, in time order.
   std::vector<std::pair<const store::Record*, size_t>> timeline;
+  double last_record = -std::numeric_limits<double>::infinity();  // any record of the model's
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const tuner::ModelTask& t = plan.tasks[i];
     Key key{keys_target[i], std::string(t.task.tmpl->name()), t.task.workload.to_string()};
@@ -163,6 +170,7 @@ ModelData model_of(const PlannedTasks& plan, const std::vector<std::string>& key
     if (it != by_task.end()) {
       share.trials = static_cast<int64_t>(it->second.size());
       for (const store::Record* r : it->second) {
+        last_record = std::max(last_record, r->timestamp);
         if (r->error_no != 0 || !store::is_comparable(*r)) continue;
         timeline.emplace_back(r, i);
         share.best_s = std::min(share.best_s, r->mean_cost());
@@ -184,6 +192,10 @@ ModelData model_of(const PlannedTasks& plan, const std::vector<std::string>& key
     m.latency.push_back(p);
   }
   m.latency_s = job.estimated_latency(states, &m.complete);
+  // The estimate holds until the latest record, whatever it measured.
+  if (!m.latency.empty() && last_record - t0 > m.latency.back().elapsed_s) {
+    m.latency.push_back({last_record - t0, m.latency_s, m.complete});
+  }
   // A task's share: its weight times its best, when it is its workload's best template.
   std::map<std::string, double> workload_best;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -242,7 +254,16 @@ Result<ReportData> gather_report(const std::string& db_path, const Scope& scope,
   std::vector<std::pair<Key, double>> tasks;  // in scope, in order, with weights
   std::set<Key> in_scope;
   std::string primary_source;
-  if (plan) {
+  if (plan && plan->tasks.empty()) {
+    // A job known by its records only: its tasks in the order they were first measured.
+    for (const store::Record& r : all) {
+      if (r.source == plan->source && in_scope.insert(key_of(r)).second) {
+        tasks.emplace_back(key_of(r), 0);
+      }
+    }
+    primary_source = plan->source;
+    data.scope = plan->scope_text;
+  } else if (plan) {
     const std::string target = plan->target.empty() ? model_target(plan->tasks, all) : plan->target;
     std::vector<std::string> targets(plan->tasks.size(), target);
     for (const tuner::ModelTask& t : plan->tasks) {
@@ -264,12 +285,22 @@ Result<ReportData> gather_report(const std::string& db_path, const Scope& scope,
                    ? "kiln report: " + std::filesystem::path(scope.model_path).filename().string()
                    : "kiln report: " + std::filesystem::path(db_path).filename().string();
 
+  static const std::vector<const store::Record*> kNone;
+  auto records_of = [&](const Key& key) -> const std::vector<const store::Record*>& {
+    auto it = by_task.find(key);
+    return it == by_task.end() ? kNone : it->second;
+  };
+  Origins origins;
+  for (const auto& [key, weight] : tasks) {
+    for (const store::Record* r : records_of(key)) {
+      auto [it, fresh] = origins.try_emplace(r->source, r->timestamp);
+      it->second = std::min(it->second, r->timestamp);
+    }
+  }
   std::map<int, ErrorKind> errors;
   for (const auto& [key, weight] : tasks) {
-    auto it = by_task.find(key);
-    static const std::vector<const store::Record*> kNone;
-    const std::vector<const store::Record*>& rs = it == by_task.end() ? kNone : it->second;
-    data.tasks.push_back(task_of(key, weight, rs, primary_source));
+    const std::vector<const store::Record*>& rs = records_of(key);
+    data.tasks.push_back(task_of(key, weight, rs, primary_source, origins));
     for (const store::Record* r : rs) {
       // A job's report counts the job's records; other sources are only its comparisons.
       if (!primary_source.empty() && r->source != primary_source) continue;

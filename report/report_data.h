@@ -1,16 +1,18 @@
 // What kiln report shows, gathered from a record store as plain data (report_html.h lays it out).
 // Reads only: the store is opened read-only, so a report can be made while a daemon writes it.
 //
-// Scope (report.h): a daemon job (its tasks and target as the job plans them, daemon/job_plan.h;
-// its records are those whose source is store::job_source(id)), a model (its tasks and weights as
+// Scope (report.h): a daemon job (its tasks and target as the job plans them, daemon/job_plan.h,
+// or, when its spec cannot be planned any more, the tasks of its records; its records are those
+// whose source is store::job_source(id)), a model (its tasks and weights as
 // `kiln tune MODEL` extracts them, on the target that holds most of their records, else the
 // host's), or the whole store (every (target, template, workload) with records, in the order
 // they were first measured).
 //
 // Per task, the records are split by source; the primary source is the job's (job scope) or the
 // one with the most records (ties: the one recorded first); every other source (a second tuner, an
-// imported TVM log) is a comparison. Trial numbers count a source's records in id order (1, 2,
-// ...); elapsed times are seconds since the source's first record of the task. Best-so-far
+// imported TVM log) is a comparison. Trial numbers count a source's records of the task in id
+// order (1, 2, ...); elapsed times are seconds since the source's first record in scope (the tasks
+// of one model run share a time axis; a log imported from another day keeps its own). Best-so-far
 // throughput counts only successful records comparable with a measurement made now
 // (store::is_comparable).
 #pragma once
@@ -31,7 +33,7 @@ namespace kiln::report {
 
 struct Trial {
   int64_t number = 0;    // 1-based, within its source and task
-  double elapsed_s = 0;  // since the source's first record of the task
+  double elapsed_s = 0;  // since the source's first record in scope
   double gflops = 0;     // 0 for a failure
   int error_no = 0;
   double best_gflops = 0;  // best so far within the source, this trial included
@@ -69,8 +71,9 @@ struct ModelTaskShare {
 };
 
 struct ModelData {
-  std::string model;                  // path as given (or the job's)
-  std::vector<LatencyPoint> latency;  // one point per record that lowered the estimate
+  std::string model;  // path as given (or the job's)
+  // One point per record that lowered the estimate, then one at the model's latest record.
+  std::vector<LatencyPoint> latency;
   std::vector<ModelTaskShare> tasks;  // in the model's task order
   double latency_s = 0;               // now
   bool complete = false;
@@ -103,8 +106,8 @@ struct ReportData {
 std::string key_label(const std::string& task_name, const std::string& workload);
 
 // Gathers the report of `scope` from the store at `db_path` and the bench files. Errors (each
-// naming what and where): no store at db_path or not a kiln store; an unknown job or one whose
-// spec cannot be planned; a model that cannot be read; a bench file unreadable or malformed.
+// naming what and where): no store at db_path or not a kiln store; an unknown job; a model that
+// cannot be read; a bench file unreadable or malformed.
 Result<ReportData> gather_report(const std::string& db_path, const Scope& scope,
                                  const std::vector<std::string>& bench_files);
 

@@ -67,8 +67,9 @@ struct TuneOptions {
   std::string lease_owner;
   // The run this call belongs to (store/run_times.h): each batch's commit adds what was spent
   // since the previous one to the run's row for the task, in the same transaction as the
-  // batch's records, so that a killed run still shows where its time went. "" means the lease owner (one call, one run).
-  // TuneJob and ModelTuneJob set one per run so that all their calls share it.
+  // batch's records, so that a killed run still shows where its time went. "" means the lease
+  // owner (one call, one run). TuneJob and ModelTuneJob set one per run so that all their calls
+  // share it.
   std::string run_id;
   // How long a claim lasts without renewal (measure_options.h: lease_seconds).
   double lease_s = 600;

@@ -116,10 +116,31 @@ TEST(JobStoreTest, AVersion4StoreMigratesKeepingItsRecords) {
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
   auto records = RecordStore::open(path);
   ASSERT_TRUE(records.ok());
-  EXPECT_EQ(*(*records)->schema_version(), 5);
+  EXPECT_EQ(*(*records)->schema_version(), latest_schema_version());  // migrated to the last
   EXPECT_EQ(*(*records)->count(), 1);
   EXPECT_TRUE((*jobs)->add("j", "s", "", 0, 1).ok());
   EXPECT_TRUE((*records)->check_integrity().ok());
+}
+
+// kiln report reads jobs beside a running daemon: a read-only open reads, never writes, and
+// never creates a store.
+TEST(JobStoreTest, ReadOnlyOpenReadsJobsAndRefusesToWrite) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  EXPECT_FALSE(JobStore::open(path, /*read_only=*/true).ok());
+  {
+    auto jobs = JobStore::open(path);
+    ASSERT_TRUE(jobs.ok());
+    ASSERT_TRUE((*jobs)->add("j", "spec", "/d", 3, 1).ok());
+  }
+  auto reader = JobStore::open(path, /*read_only=*/true);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  auto row = (*reader)->get(1);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  EXPECT_EQ(row->name, "j");
+  EXPECT_EQ(row->priority, 3);
+  EXPECT_FALSE((*reader)->add("k", "spec", "/d", 0, 2).ok());
+  EXPECT_EQ((*reader)->list()->size(), 1u);
 }
 
 }  // namespace

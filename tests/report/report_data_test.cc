@@ -106,6 +106,9 @@ TEST(ReportData, TasksSplitBySourceWithErrorsAndRuns) {
   EXPECT_EQ(trials[1].error_no, 4);
   EXPECT_NEAR(trials[2].best_gflops, 1.0, 1e-9);
   EXPECT_EQ(a.sources[0].errors, 3);
+  // One time axis per source over the scope: task B's record came 100 s after task A's first.
+  EXPECT_DOUBLE_EQ(data->tasks[1].sources[0].trials[0].elapsed_s, 100);
+  EXPECT_DOUBLE_EQ(a.sources[1].trials[0].elapsed_s, 0);  // the import keeps its own origin
   EXPECT_NEAR(a.sources[1].best_gflops, 2.0, 1e-9);
   ASSERT_TRUE(a.best.has_value());
   EXPECT_EQ(a.best->config_index, 9);  // the best of any source
@@ -183,6 +186,37 @@ TEST(ReportData, JobScopeTakesTheJobsTasksAndRecords) {
   EXPECT_NE(unknown.status().message().find("no job " + std::to_string(id + 41)), std::string::npos)
       << unknown.status().message();
   EXPECT_NE(unknown.status().message().find(path), std::string::npos);
+}
+
+// A job whose model file is gone (the reason it failed) is still reported, from its records.
+TEST(ReportData, JobThatCannotBePlannedIsReportedFromItsRecords) {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  int64_t id = 0;
+  {
+    auto jobs = store::JobStore::open(path);
+    ASSERT_TRUE(jobs.ok());
+    auto added = (*jobs)->add("gone", "name: gone\nmodel: gone.onnx\n", dir.path(), 0, 1);
+    ASSERT_TRUE(added.ok());
+    id = *added;
+    auto store = store::RecordStore::open(path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE(
+        (*store)
+            ->append({rec("llvm", "dense_pack.x86", kA, 1, 2e-3, 0, "kiln tune", 1),
+                      rec("llvm", "dense_pack.x86", kB, 1, 2e-3, 0, store::job_source(id), 2)})
+            .ok());
+  }
+  Scope scope;
+  scope.job = id;
+  auto data = gather_report(path, scope, {});
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  ASSERT_EQ(data->tasks.size(), 1u);
+  EXPECT_EQ(data->tasks[0].workload, kB);
+  EXPECT_EQ(data->records, 1);
+  EXPECT_FALSE(data->model.has_value());
+  EXPECT_NE(data->scope.find("cannot be planned now"), std::string::npos) << data->scope;
+  EXPECT_NE(data->scope.find("gone.onnx"), std::string::npos) << data->scope;
 }
 
 TEST(ReportData, ModelScopeEstimatesLatencyWithTheSchedulersSum) {
