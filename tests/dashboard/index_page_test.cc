@@ -5,16 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/dashboard/job_view.h"
+
 namespace kiln::dashboard {
 namespace {
 
 daemon::JobView job(int64_t id, const std::string& name, store::JobState state) {
-  daemon::JobView v;
-  v.row.id = id;
-  v.row.name = name;
-  v.row.state = state;
+  daemon::JobView v = testing::job_view(id, name, state, 3725);
   v.row.priority = 3;
-  v.row.seconds = 3725;
   v.records = 42;
   return v;
 }

@@ -9,6 +9,7 @@
 #include "dashboard/prometheus_text.h"
 #include "store/job_store.h"
 #include "store/record_store.h"
+#include "tests/dashboard/job_view.h"
 #include "tests/dashboard/prometheus_parse.h"
 #include "tests/temp_dir.h"
 
@@ -76,15 +77,6 @@ store::Record job_record(int64_t job, int64_t index, int error_no) {
   return r;
 }
 
-daemon::JobView view(int64_t id, const std::string& name, store::JobState state) {
-  daemon::JobView v;
-  v.row.id = id;
-  v.row.name = name;
-  v.row.state = state;
-  v.row.seconds = 12.5;
-  return v;
-}
-
 TEST(JobMetrics, TalliesTrialsAndErrorsPerJobIncrementally) {
   testing::TempDir dir;
   const std::string db = dir.file("k.db");
@@ -100,9 +92,10 @@ TEST(JobMetrics, TalliesTrialsAndErrorsPerJobIncrementally) {
 
   auto metrics = JobMetrics::open(db);
   ASSERT_TRUE(metrics.ok()) << metrics.status().message();
-  std::vector<daemon::JobView> jobs = {view(1, "with \"quotes\"", store::JobState::kRunning),
-                                       view(2, "b", store::JobState::kQueued),
-                                       view(3, "c", store::JobState::kQueued)};
+  std::vector<daemon::JobView> jobs = {
+      testing::job_view(1, "with \"quotes\"", store::JobState::kRunning, 12.5),
+      testing::job_view(2, "b", store::JobState::kQueued, 12.5),
+      testing::job_view(3, "c", store::JobState::kQueued, 12.5)};
   jobs[0].progress.latency_s = 0.002;
   jobs[0].progress.latency_complete = true;
   Result<std::string> text = (*metrics)->render(jobs, daemon::MeasureGate::Load{1, true});
