@@ -14,6 +14,7 @@
 #include "cli/tuner_client.h"
 #include "daemon/job_spec.h"
 #include "daemon/tuner_service.h"
+#include "dashboard/server.h"
 
 namespace kiln::cli {
 
@@ -51,6 +52,8 @@ nlohmann::ordered_json job_json(const v1::JobStatus& j) {
   out["trials"] = j.trials();
   out["seconds"] = j.seconds();
   out["estimated_latency_ms"] = j.estimated_latency_ms();
+  // false: some task has no successful trial yet, so the estimate is a lower bound.
+  out["latency_complete"] = j.latency_complete();
   nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
   for (const v1::TaskStatus& t : j.tasks()) {
     nlohmann::ordered_json x;
@@ -96,7 +99,10 @@ std::vector<std::string> watch_lines(const v1::JobStatus& j) {
 }  // namespace
 
 Command add_serve_command(CLI::App& app) {
-  auto o = std::make_shared<daemon::ServeOptions>();
+  struct Options : daemon::ServeOptions {
+    dashboard::DashboardOptions http;
+  };
+  auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "serve",
       "run tuning jobs (kiln submit) from a queue kept in the record store; killed at any "
@@ -106,8 +112,28 @@ Command add_serve_command(CLI::App& app) {
   cmd->get_option("--listen")->default_str(kDefaultServeAddress);
   add_bounded(cmd, "--jobs", &o->max_jobs, 1, 1024,
               "jobs run at once (their local measurements still take turns, by priority)");
+  cmd->add_option("--http", o->http.listen,
+                  "also serve the dashboard (jobs, each job's live report) and Prometheus "
+                  "/metrics on HOST:PORT, read-only, behind a token; beyond loopback only "
+                  "with --certs (HTTPS)");
+  cmd->add_option("--http-token-file", o->http.token_file,
+                  "the dashboard's token (default: DIR/token of --certs, else DB.http-token, "
+                  "created 0600 at the first start)");
+  add_bounded(cmd, "--http-refresh", &o->http.refresh_seconds, 1, 3600,
+              "seconds between the dashboard pages' refreshes in place");
   return [o] {
     o->worker_binary = self_binary();
+    if (!o->http.listen.empty()) {
+      o->http.certs_dir = o->certs_dir;
+      o->http.db = o->db;
+      o->start_beside =
+          [http = o->http](
+              daemon::JobManager& manager) -> Result<std::unique_ptr<daemon::BesideServer>> {
+        KILN_ASSIGN_OR_RETURN(std::unique_ptr<dashboard::DashboardServer> server,
+                              dashboard::DashboardServer::start(http, manager));
+        return std::unique_ptr<daemon::BesideServer>(std::move(server));
+      };
+    }
     block_stop_signals();
     ok_or_exit(daemon::run_serve(*o));
     return 0;

@@ -104,6 +104,7 @@ class JobManager {
   uint64_t wait_for_change(uint64_t seen, double timeout_s);
   uint64_t change_counter();
   bool draining();
+  MeasureGate::Load measure_gate_load() { return gate_.load(); }
 
  private:
   enum class StopReason { kNone, kPause, kCancel, kPreempt, kDrain };

@@ -24,4 +24,9 @@ void MeasureGate::release() {
   cv_.notify_all();
 }
 
+MeasureGate::Load MeasureGate::load() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Load{static_cast<int64_t>(waiting_.size()), held_};
+}
+
 }  // namespace kiln::daemon

@@ -23,6 +23,13 @@ class MeasureGate {
   // REQUIRES: the caller holds the gate.
   void release();
 
+  // Who waits for the gate and whether it is held now (the dashboard's /metrics).
+  struct Load {
+    int64_t waiting = 0;
+    bool held = false;
+  };
+  Load load();
+
  private:
   std::mutex mu_;
   std::condition_variable_any cv_;

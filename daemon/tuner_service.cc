@@ -186,6 +186,10 @@ Status run_serve(const ServeOptions& options) {
   int port = 0;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
                         farm::start_server(builder, options.listen, creds, &port));
+  std::unique_ptr<BesideServer> beside;
+  if (options.start_beside) {
+    KILN_ASSIGN_OR_RETURN(beside, options.start_beside(*manager));
+  }
   manager->start();
   std::printf("kiln serve listening on %s (%s), jobs in %s\n",
               farm::bound_address(options.listen, port).c_str(),
@@ -196,6 +200,7 @@ Status run_serve(const ServeOptions& options) {
                farm::wait_for_stop_signal());
   std::fflush(stderr);
   manager->drain();  // watchers see draining and end their streams
+  beside.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   std::fprintf(stderr, "kiln serve: stopped; running jobs resume at the next start\n");
   return Status::Ok();

@@ -6,6 +6,8 @@
 // failure INTERNAL.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "common/status.h"
@@ -40,6 +42,13 @@ class TunerService final : public v1::Tuner::Service {
 
 v1::JobStatus to_proto(const JobView& view);
 
+// What kiln serve runs beside its gRPC service (ServeOptions::start_beside); destroying it stops
+// it.
+class BesideServer {
+ public:
+  virtual ~BesideServer() = default;
+};
+
 // `kiln serve`: runs the job manager on `db` and serves Tuner on `listen` until SIGINT or
 // SIGTERM, then drains (the running batches finish and are committed; the jobs stay queued for
 // the next start). Prints "kiln serve listening on HOST:PORT" once ready. REQUIRES SIGINT and
@@ -50,6 +59,10 @@ struct ServeOptions {
   std::string certs_dir;
   bool insecure = false;
   int max_jobs = 2;
+  // Started once the job manager is open and before its jobs run, stopped after they drained:
+  // a server beside the gRPC one over the same jobs (kiln serve --http: dashboard/server.h),
+  // which the daemon knows only as this. An error stops kiln serve before any job runs.
+  std::function<Result<std::unique_ptr<BesideServer>>(JobManager&)> start_beside;
   std::string worker_binary;  // the kiln binary
 };
 Status run_serve(const ServeOptions& options);

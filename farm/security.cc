@@ -164,20 +164,6 @@ bool is_ipv4(const std::string& host) {
   return inet_pton(AF_INET, host.c_str(), &a) == 1;
 }
 
-Result<std::string> read_token(const std::string& path) {
-  KILN_ASSIGN_OR_RETURN(std::string token, read_file(path));
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
-    token.pop_back();
-  }
-  if (token.size() < 32) {
-    return InvalidArgument(path + ": the token is shorter than 32 characters");
-  }
-  if (token.find_first_of(" \t\r\n") != std::string::npos) {
-    return InvalidArgument(path + ": the token holds whitespace");
-  }
-  return token;
-}
-
 // Accepts a call whose peer presented a client certificate the farm CA signed (TLS verified
 // it: the peer is authenticated), or that carries "authorization: Bearer <token>".
 // Parses PEM text into a certificate (null if it is none).
@@ -246,6 +232,36 @@ class TokenOrCertProcessor final : public grpc::AuthMetadataProcessor {
 
 }  // namespace
 
+Result<std::string> read_token(const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(std::string token, read_file(path));
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  if (token.size() < 32) {
+    return InvalidArgument(path + ": the token is shorter than 32 characters");
+  }
+  if (token.find_first_of(" \t\r\n") != std::string::npos) {
+    return InvalidArgument(path + ": the token holds whitespace");
+  }
+  return token;
+}
+
+Result<std::string> random_token() {
+  unsigned char raw[32];
+  if (RAND_bytes(raw, sizeof raw) != 1) return InternalError("RAND_bytes: " + openssl_errors());
+  std::string token;
+  for (unsigned char c : raw) {
+    static const char* hex = "0123456789abcdef";
+    token += hex[c >> 4];
+    token += hex[c & 15];
+  }
+  return token;
+}
+
+Status write_token_file(const std::string& path, const std::string& token) {
+  return write_new_file(path, token + "\n", 0600);
+}
+
 Status init_certs(const std::string& dir, const std::vector<std::string>& hosts) {
   std::string san = "DNS:localhost,IP:127.0.0.1";
   for (const std::string& h : hosts) {
@@ -294,14 +310,7 @@ Status init_certs(const std::string& dir, const std::vector<std::string>& hosts)
                                    {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
                                    {NID_ext_key_usage, "clientAuth"},
                                    {NID_authority_key_identifier, "keyid:always"}}));
-  unsigned char raw[32];
-  if (RAND_bytes(raw, sizeof raw) != 1) return InternalError("RAND_bytes: " + openssl_errors());
-  std::string token;
-  for (unsigned char c : raw) {
-    static const char* hex = "0123456789abcdef";
-    token += hex[c >> 4];
-    token += hex[c & 15];
-  }
+  KILN_ASSIGN_OR_RETURN(std::string token, random_token());
 
   KILN_ASSIGN_OR_RETURN(std::string ca_key_pem, key_pem(ca_key.get()));
   KILN_ASSIGN_OR_RETURN(std::string ca_pem, cert_pem(ca.get()));
@@ -315,7 +324,7 @@ Status init_certs(const std::string& dir, const std::vector<std::string>& hosts)
   KILN_RETURN_IF_ERROR(write_new_file(f.server_pem, server_pem, 0644));
   KILN_RETURN_IF_ERROR(write_new_file(f.client_key, client_key_pem, 0600));
   KILN_RETURN_IF_ERROR(write_new_file(f.client_pem, client_pem, 0644));
-  KILN_RETURN_IF_ERROR(write_new_file(f.token, token + "\n", 0600));
+  KILN_RETURN_IF_ERROR(write_token_file(f.token, token));
   return Status::Ok();
 }
 
@@ -375,16 +384,21 @@ bool is_loopback_host(const std::string& host) {
   return false;
 }
 
-Status check_listen_address(const std::string& address, bool secured, bool insecure,
-                            std::string* warning) {
+Result<HostPort> parse_listen_address(const std::string& option, const std::string& address) {
   size_t colon = address.rfind(':');
   std::string port = colon == std::string::npos ? "" : address.substr(colon + 1);
   if (colon == std::string::npos || colon == 0 || port.empty() || port.size() > 5 ||
       port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535) {
-    return InvalidArgument("--listen '" + address +
+    return InvalidArgument(option + " '" + address +
                            "': expected HOST:PORT, e.g. 127.0.0.1:9190 (port 0: any free port)");
   }
-  const std::string host = address.substr(0, colon);
+  return HostPort{address.substr(0, colon), std::stoi(port)};
+}
+
+Status check_listen_address(const std::string& address, bool secured, bool insecure,
+                            std::string* warning) {
+  KILN_ASSIGN_OR_RETURN(HostPort at, parse_listen_address("--listen", address));
+  const std::string& host = at.host;
   if (is_loopback_host(host)) return Status::Ok();
   if (!secured && !insecure) {
     return InvalidArgument("refusing to listen on " + address +

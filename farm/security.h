@@ -32,6 +32,14 @@ CertFiles cert_files(const std::string& dir);
 // is overwritten) or cannot be written; kInvalidArgument for a malformed host.
 Status init_certs(const std::string& dir, const std::vector<std::string>& hosts = {});
 
+// A bearer token file's token (trailing newline and spaces trimmed). kIo when unreadable;
+// kInvalidArgument for one shorter than 32 characters or holding whitespace.
+Result<std::string> read_token(const std::string& path);
+// A new random token: 64 hex digits (32 bytes from OpenSSL's RAND_bytes).
+Result<std::string> random_token();
+// Writes `token` to a new file (mode 0600; never replaces one: kIo if it exists).
+Status write_token_file(const std::string& path, const std::string& token);
+
 // Server credentials from a certs directory: TLS with the server certificate; a call is accepted
 // with a client certificate that the farm CA signed, or with the bearer token of DIR/token (when
 // that file exists). Anything else is UNAUTHENTICATED, a certificate of another CA included.
@@ -48,6 +56,13 @@ Result<std::shared_ptr<grpc::ChannelCredentials>> client_credentials(const Clien
 
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback_host(const std::string& host);
+
+// "HOST:PORT" split; kInvalidArgument naming `option` (e.g. "--listen") for anything else.
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+Result<HostPort> parse_listen_address(const std::string& option, const std::string& address);
 
 // The bind rule: servers listen on 127.0.0.1 by default; any other address needs TLS with
 // authentication (`secured`) unless `insecure` is given, and then `*warning` says what is

@@ -355,9 +355,11 @@ std::string task_section(const TaskData& t, size_t index) {
   return out + "</section>";
 }
 
+}  // namespace
+
 // The live page's script: re-fetch this URL (with the page's credentials) and swap the content
 // element in place; a failed fetch keeps what is shown and says so.
-std::string refresh_script(double seconds) {
+std::string live_refresh_script(double seconds) {
   return "<script>(function(){var ms=" + fmt("%.0f", std::max(1.0, seconds) * 1000) +
          ";function tick(){fetch(window.location.href,{credentials:'same-origin',cache:'no-store'})"
          ".then(function(r){if(!r.ok)throw new Error('HTTP '+r.status);return r.text();})"
@@ -370,8 +372,6 @@ std::string refresh_script(double seconds) {
          "if(s)s.textContent='refresh failed: '+e.message;})"
          ".finally(function(){setTimeout(tick,ms);});}setTimeout(tick,ms);})();</script>";
 }
-
-}  // namespace
 
 std::string render_page(const ReportData& d, const RenderOptions& o) {
   const bool live = o.refresh_seconds > 0;
@@ -394,7 +394,7 @@ std::string render_page(const ReportData& d, const RenderOptions& o) {
   if (!d.tasks.empty()) out += "<h2>Tasks</h2>";
   for (size_t i = 0; i < d.tasks.size(); ++i) out += task_section(d.tasks[i], i);
   out += "</div>\n";
-  if (live) out += refresh_script(o.refresh_seconds);
+  if (live) out += live_refresh_script(o.refresh_seconds);
   out += "</body></html>\n";
   return out;
 }

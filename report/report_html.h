@@ -23,4 +23,9 @@ namespace kiln::report {
 
 std::string render_page(const ReportData& data, const RenderOptions& options);
 
+// The live page's script (also the dashboard's index): every `seconds` it re-fetches the page's
+// own URL (with its credentials) and swaps <div id="kiln-content"> in place; <span
+// id="kiln-refresh"> then says "updated TIME", or "refresh failed: WHY" (what is shown stays).
+std::string live_refresh_script(double seconds);
+
 }  // namespace kiln::report

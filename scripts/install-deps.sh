@@ -9,6 +9,7 @@ packages=(
   llvm-19-dev liblld-19-dev lld-19
   libxgboost-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libssl-dev openssl
+  libcpp-httplib-dev
   libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libonnx-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-grpcio python3-grpc-tools

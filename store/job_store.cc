@@ -1,5 +1,7 @@
 #include "store/job_store.h"
 
+#include <string_view>
+
 #include "store/record_store.h"
 #include "store/schema.h"
 #include "store/sqlite_db.h"
@@ -67,7 +69,24 @@ bool is_final(JobState s) {
   return s == JobState::kDone || s == JobState::kFailed || s == JobState::kCancelled;
 }
 
-std::string job_source(int64_t id) { return "kiln serve job " + std::to_string(id); }
+namespace {
+constexpr std::string_view kJobSourcePrefix = "kiln serve job ";
+}
+
+std::string job_source(int64_t id) { return std::string(kJobSourcePrefix) + std::to_string(id); }
+
+std::optional<int64_t> job_of_source(const std::string& source) {
+  if (source.size() <= kJobSourcePrefix.size() || source.size() > kJobSourcePrefix.size() + 18 ||
+      source.compare(0, kJobSourcePrefix.size(), kJobSourcePrefix) != 0) {
+    return std::nullopt;
+  }
+  int64_t id = 0;
+  for (size_t i = kJobSourcePrefix.size(); i < source.size(); ++i) {
+    if (source[i] < '0' || source[i] > '9') return std::nullopt;
+    id = id * 10 + (source[i] - '0');
+  }
+  return id;
+}
 
 JobStore::JobStore(std::unique_ptr<sqlite::Database> db) : db_(std::move(db)) {}
 JobStore::~JobStore() = default;

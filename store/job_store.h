@@ -45,6 +45,8 @@ struct JobRow {
 
 // The source written on every record of job `id`: "kiln serve job <id>".
 std::string job_source(int64_t id);
+// The job id of a record source written by job_source; nullopt for any other source.
+std::optional<int64_t> job_of_source(const std::string& source);
 
 class JobStore {
  public:

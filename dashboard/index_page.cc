@@ -1,0 +1,87 @@
+#include "dashboard/index_page.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "report/report_html.h"
+#include "report/svg_chart.h"
+
+namespace kiln::dashboard {
+
+namespace {
+
+std::string elapsed_text(double seconds) {
+  long long s = std::llround(seconds);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lldh%02lldm%02llds", s / 3600, s / 60 % 60, s % 60);
+  return buf;
+}
+
+std::string utc_now_text() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+constexpr const char* kStyle = R"(<style>
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse}th,td{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.state-running{color:#0a6}.state-failed{color:#c22}.state-done{color:#246}.reason{color:#666}
+#as-of,.note{color:#888;font-size:.9em}
+</style>)";
+
+}  // namespace
+
+std::string dashboard_index_html(const std::vector<daemon::JobView>& jobs, double refresh_seconds) {
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<title>kiln serve: jobs</title>" +
+      std::string(kStyle) + "</head>\n<body>\n<h1>kiln serve: jobs</h1>\n";
+  if (refresh_seconds > 0) {
+    char every[64];
+    std::snprintf(every, sizeof every, "Live: refreshed every %g s.", refresh_seconds);
+    html += "<p class=\"note\">" + std::string(every) + " <span id=\"kiln-refresh\"></span></p>\n";
+  }
+  html += "<div id=\"kiln-content\">\n<p id=\"as-of\">as of " + utc_now_text() + "</p>\n";
+  if (jobs.empty()) {
+    html += "<p id=\"no-jobs\">No jobs yet: <code>kiln submit JOB.yaml</code>.</p>\n";
+  } else {
+    html +=
+        "<table id=\"jobs\"><thead><tr><th>id</th><th>name</th><th>state</th><th>trials</th>"
+        "<th>priority</th><th>tuning time</th><th>est. latency</th></tr></thead><tbody>\n";
+    for (const daemon::JobView& j : jobs) {
+      const std::string id = std::to_string(j.row.id);
+      const std::string state = store::job_state_name(j.row.state);
+      std::string latency = "-";
+      if (j.progress.latency_s > 0) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%s%.4f ms", j.progress.latency_complete ? "" : "&ge; ",
+                      j.progress.latency_s * 1e3);
+        latency = buf;
+      }
+      html += "<tr class=\"job\" data-job=\"" + id + "\"><td class=\"num\">" + id +
+              "</td><td><a href=\"/job/" + id + "\">" +
+              report::escape_xml(j.row.name.empty() ? "job " + id : j.row.name) +
+              "</a></td><td><span class=\"state-" + state + "\">" + state + "</span>" +
+              (j.row.reason.empty()
+                   ? ""
+                   : " <span class=\"reason\">" + report::escape_xml(j.row.reason) + "</span>") +
+              "</td><td class=\"num trials\">" + std::to_string(j.records) +
+              "</td><td class=\"num\">" + std::to_string(j.row.priority) +
+              "</td><td class=\"num\">" + elapsed_text(j.row.seconds) + "</td><td class=\"num\">" +
+              latency + "</td></tr>\n";
+    }
+    html += "</tbody></table>\n";
+  }
+  html += "</div>\n<p><a href=\"/metrics\">/metrics</a> (Prometheus)</p>\n";
+  if (refresh_seconds > 0) html += report::live_refresh_script(refresh_seconds);
+  html += "</body></html>\n";
+  return html;
+}
+
+}  // namespace kiln::dashboard
