@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "ops/conv_common.h"
+#include "ops/limits.h"
 #include "ops/packed_matmul.h"
 #include "ops/registry.h"
 
@@ -266,39 +267,47 @@ class Conv2dWinogradTemplate final : public Template {
   }
 
   // v[i * 6 + j][t][icc * ic_bn + icb] = (B^T d B)[i][j] for the 6x6 input tile d of tile t,
-  // through tmp = B^T d; rows of v past the T tiles are zeroed (the GEMM reads them).
+  // through tmp = B^T d; rows of v past the T tiles are zeroed (the GEMM reads them). tmp holds
+  // the 36 positions of a run of channels on the stack: a block too large for the stack cap
+  // (ic_bn 512 needs 72 KiB) is transformed in runs, the largest divisor of ic_bn that fits, so
+  // that every config of the space builds.
   static Stmt transform_data(const conv::Geometry& g, const WinogradShape& ws, int64_t ic_bn,
                              const Buffer& data_vec, const Buffer& v) {
-    Expr f = ir::var("n_icc_th"), tw = ir::var("tw");
+    Expr f = ir::var("n_icc_th"), tw = ir::var("tw"), icr = ir::var("icr");
     std::vector<Expr> idx = conv::unfuse(f, {g.n, g.c / ic_bn, ws.tiles_h});
     Expr n = idx[0], icc = idx[1], th = idx[2];
     Expr t = (n * Expr(ws.tiles_h) + th) * Expr(ws.tiles_w) + tw;
-    Buffer tmp("winograd_tmp", {kPositions * ic_bn}, BufferScope::kLocal);
+    int64_t run = ic_bn;
+    while (kPositions * run > kMaxLocalFloats || ic_bn % run != 0) --run;
+    const int64_t runs = ic_bn / run;
+    Expr run0 = runs > 1 ? icr * Expr(run) : Expr(int64_t{0});
+    Buffer tmp("winograd_tmp", {kPositions * run}, BufferScope::kLocal);
     std::vector<Stmt> body;
     for (int64_t i = 0; i < kAlpha; ++i) {  // tmp[i][j] = sum_k BT[i][k] d[k][j]
       for (int64_t j = 0; j < kAlpha; ++j) {
-        body.push_back(conv::vector_loop("icb", ic_bn, [&](const Expr& icb) {
-          return ir::StoreFlat(tmp, Expr((i * kAlpha + j) * ic_bn) + icb,
+        body.push_back(conv::vector_loop("icb", run, [&](const Expr& icb) {
+          return ir::StoreFlat(tmp, Expr((i * kAlpha + j) * run) + icb,
                                linear_combination(row_of(kBT[i]), [&](int64_t k) {
                                  return data_vec.load({n, icc, th * Expr(kTileOut) + Expr(k),
-                                                       tw * Expr(kTileOut) + Expr(j), icb});
+                                                       tw * Expr(kTileOut) + Expr(j), run0 + icb});
                                }));
         }));
       }
     }
     for (int64_t i = 0; i < kAlpha; ++i) {  // v[i][j] = sum_k tmp[i][k] BT[j][k]
       for (int64_t j = 0; j < kAlpha; ++j) {
-        body.push_back(conv::vector_loop("icb", ic_bn, [&](const Expr& icb) {
-          return ir::Store(v, {Expr(i * kAlpha + j), t, icc * Expr(ic_bn) + icb},
+        body.push_back(conv::vector_loop("icb", run, [&](const Expr& icb) {
+          return ir::Store(v, {Expr(i * kAlpha + j), t, icc * Expr(ic_bn) + run0 + icb},
                            linear_combination(row_of(kBT[j]), [&](int64_t k) {
-                             return tmp.load_flat(Expr((i * kAlpha + k) * ic_bn) + icb);
+                             return tmp.load_flat(Expr((i * kAlpha + k) * run) + icb);
                            }));
         }));
       }
     }
-    Stmt tiles = ir::For(
-        f, g.n * (g.c / ic_bn) * ws.tiles_h, LoopKind::kParallel,
-        ir::For(tw, ws.tiles_w, LoopKind::kSerial, ir::Allocate(tmp, ir::Seq(std::move(body)))));
+    Stmt per_tile = ir::Allocate(tmp, ir::Seq(std::move(body)));
+    if (runs > 1) per_tile = ir::For(icr, runs, LoopKind::kSerial, per_tile);
+    Stmt tiles = ir::For(f, g.n * (g.c / ic_bn) * ws.tiles_h, LoopKind::kParallel,
+                         ir::For(tw, ws.tiles_w, LoopKind::kSerial, per_tile));
     if (ws.t_pad == ws.tiles) return tiles;
     Expr e = ir::var("e"), row = ir::var("row");
     Stmt zero = ir::LoopNest({{e, kPositions, LoopKind::kParallel}, {row, ws.t_pad - ws.tiles}},

@@ -231,6 +231,29 @@ TEST(Conv2dWinograd, ResNet18LayersAreWithinTheModelTolerance) {
   }
 }
 
+// A 512-channel block needs 72 KiB of transform buffer, over the stack cap: the data transform
+// runs over channel runs that fit, so the config builds and computes the reference's answer
+// (ResNet-18's tuning recorded such configs as COMPILE_HOST failures).
+TEST(Conv2dWinograd, ChannelBlocksOverTheStackCapBuildAndMatchTheReference) {
+  ThreadPool pool(2);
+  const Target target = builder::host_target();
+  runner::MeasureOptions check;
+  check.time.number = 1;
+  check.time.repeat = 1;
+  Workload w = normalized(winograd(), "conv2d:N=1,C=512,H=6,W=6,K=16,R=3,S=3,pad=1");
+  ConfigSpace space = winograd().space(w);
+  ConfigEntity fallback = winograd().fallback(w, space, {target.simd_lanes()});
+  nlohmann::json entities = fallback.to_json()["entity"];
+  for (nlohmann::json& knob : entities) {
+    if (knob[0] == "tile_ic") knob[2] = nlohmann::json::array({-1, 512});
+  }
+  Result<ConfigEntity> config = space.from_json_entities(entities);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  MeasureResult m = runner::check_config(winograd(), w, *config, target, check, pool);
+  EXPECT_EQ(m.error, MeasureError::kNoError) << m.message;
+  EXPECT_LE(m.relative_error, 2e-5);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The compiler's choice.
 
