@@ -79,6 +79,32 @@ TEST(XgbTuner, EveryConfigFailingOrNanTimingsNeitherCrashNorStall) {
   }
 }
 
+// A resumed task's records arrive in one update (tune_loop.h replays the store): one fit covers
+// them, and the next comes a plan of new measurements later, as in a run that measured them all
+// itself; not a refit after every batch until a per-call count catches up.
+TEST(XgbTuner, ResumedRecordsInOneUpdateFitOnceThenEveryPlan) {
+  DenseTask task("dense:M=64,N=256,K=64");
+  auto made = tuner::make_tuner("xgb", {*task.tmpl, task.workload, task.space, {}}, 5).value();
+  auto* t = dynamic_cast<tuner::XgbTuner*>(made.get());
+  ASSERT_NE(t, nullptr);
+  const int plan = t->plan_size();
+  ASSERT_EQ(plan % 8, 0);  // run() measures batches of 8
+  std::vector<int64_t> resumed;
+  std::vector<double> flops;
+  for (int64_t i = 0; i < 20 * plan; ++i) {
+    resumed.push_back(i);
+    flops.push_back(synthetic_flops(task.space.get(i)));
+  }
+  t->update(resumed, flops);
+  EXPECT_EQ(t->times().fits, 1);
+  run(*t, task.space, plan - 8);  // no fit before 21 plans
+  EXPECT_EQ(t->times().fits, 1);
+  run(*t, task.space, 8);
+  EXPECT_EQ(t->times().fits, 2);
+  run(*t, task.space, plan);
+  EXPECT_EQ(t->times().fits, 3);
+}
+
 TEST(XgbTuner, TransferNeedsEnoughRecordsThenPlansTheFirstTrials) {
   DenseTask source("dense:M=64,N=512,K=64"), target("dense:M=64,N=256,K=64");
   std::vector<store::Record> records;

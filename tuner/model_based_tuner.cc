@@ -68,7 +68,12 @@ void ModelBasedTuner::update(const std::vector<int64_t>& indices,
     // A failed fit keeps the previous plan; the counter still advances, so the next attempt
     // comes a plan later instead of after every batch.
     if (last_fit_status_.ok()) replan();
-    ++train_ct_;
+    // The next fit comes a plan of new measurements later. One call may bring many: a resumed
+    // task's records replayed at once (tune_loop.h), which one fit covers; counting one fit per
+    // call would then refit after every batch until the count caught up (and stop the
+    // pipelining meanwhile, see can_propose_ahead).
+    const int64_t plans = static_cast<int64_t>(xs_.size()) / options_.plan_size;
+    train_ct_ = std::max<int64_t>(train_ct_ + 1, plans);
   }
 }
 

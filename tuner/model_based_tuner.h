@@ -65,7 +65,7 @@ class ModelBasedTuner : public Tuner {
   std::vector<int64_t> xs_;
   std::vector<double> ys_;
   double flops_max_ = 0;
-  int train_ct_ = 0;
+  int64_t train_ct_ = 0;  // fits so far, counting the plans a block of resumed records filled
   Status last_fit_status_;
   ModelTunerTimes times_;
 };
