@@ -165,30 +165,18 @@ std::string runs_section(const ReportData& d) {
   } else {
     // One row per run, summed over its tasks, in order of start.
     struct Sum {
-      std::string source;
-      double started = 0;
-      int64_t tasks = 0, trials = 0, errors = 0;
-      double build = 0, run = 0, cooldown = 0, store = 0, wall = 0;
-      bool cooldown_known = true;
+      store::RunTimes total;  // its first task's identity and start
+      int64_t tasks = 0;
     };
     std::vector<std::string> order;
     std::map<std::string, Sum> sums;
     for (const store::RunTimes& r : d.runs) {
-      auto [it, fresh] = sums.try_emplace(r.run);
-      if (fresh) order.push_back(r.run), it->second.started = r.started;
-      Sum& s = it->second;
-      s.source = r.source;
-      ++s.tasks;
-      s.trials += r.trials;
-      s.errors += r.errors;
-      s.build += r.build_s;
-      s.run += r.run_s;
-      s.store += r.store_s;
-      s.wall += r.wall_s;
-      if (r.cooldown_s) {
-        s.cooldown += *r.cooldown_s;
+      auto [it, fresh] = sums.try_emplace(r.run, Sum{r, 1});
+      if (fresh) {
+        order.push_back(r.run);
       } else {
-        s.cooldown_known = false;
+        it->second.total.add(r);
+        ++it->second.tasks;
       }
     }
     BarChart split{
@@ -203,25 +191,26 @@ std::string runs_section(const ReportData& d) {
         0};
     std::string rows;
     for (const std::string& run : order) {
-      const Sum& s = sums[run];
-      double cooldown = s.cooldown_known ? s.cooldown : 0;
-      double tuner = std::max(0.0, s.wall - s.build - s.run - s.store);
+      const store::RunTimes& s = sums[run].total;
+      const bool cooldown_known = s.cooldown_s.has_value();
+      double cooldown = s.cooldown_s.value_or(0);
+      double tuner = std::max(0.0, s.tuner_s());
       std::time_t started = static_cast<std::time_t>(s.started);
       char when[32];
       std::strftime(when, sizeof when, "%m-%d %H:%M", std::gmtime(&started));
       split.categories.push_back("#" + std::to_string(split.categories.size() + 1) + " " + when +
                                  " " + s.source);
-      split.values[0].push_back(s.build);
-      split.values[1].push_back(s.run - cooldown);
+      split.values[0].push_back(s.build_s);
+      split.values[1].push_back(s.run_s - cooldown);
       split.values[2].push_back(cooldown);
-      split.values[3].push_back(s.store);
+      split.values[3].push_back(s.store_s);
       split.values[4].push_back(tuner);
       rows += "<tr>" + td("#" + std::to_string(split.categories.size()) + " " + run, true) +
-              td(s.source, true) + td(when) + td(std::to_string(s.tasks)) +
+              td(s.source, true) + td(when) + td(std::to_string(sums[run].tasks)) +
               td(std::to_string(s.trials)) + td(std::to_string(s.errors)) +
-              td(seconds_text(s.wall)) + td(seconds_text(s.build)) +
-              td(seconds_text(s.run - cooldown)) +
-              td(s.cooldown_known ? seconds_text(cooldown) : "?") + td(seconds_text(s.store)) +
+              td(seconds_text(s.wall_s)) + td(seconds_text(s.build_s)) +
+              td(seconds_text(s.run_s - cooldown)) +
+              td(cooldown_known ? seconds_text(cooldown) : "?") + td(seconds_text(s.store_s)) +
               td(seconds_text(tuner)) + "</tr>";
     }
     out += render_bar_chart(split);

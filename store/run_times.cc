@@ -73,6 +73,20 @@ Status RecordStore::upsert_run_times(const RunTimes& delta) {
   return upsert.run();
 }
 
+void RunTimes::add(const RunTimes& more) {
+  trials += more.trials;
+  errors += more.errors;
+  build_s += more.build_s;
+  run_s += more.run_s;
+  store_s += more.store_s;
+  wall_s += more.wall_s;
+  if (cooldown_s && more.cooldown_s) {
+    *cooldown_s += *more.cooldown_s;
+  } else {
+    cooldown_s.reset();
+  }
+}
+
 Status RecordStore::add_run_times(const RunTimes& delta) {
   KILN_RETURN_IF_ERROR(check_run_times(delta));
   std::lock_guard<std::mutex> lock(mu_);

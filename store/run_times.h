@@ -34,6 +34,10 @@ struct RunTimes {
   double wall_s = 0;   // the task's tuning loop, whole
   // The rest of the wall time: the tuner's search and model fits, bookkeeping.
   double tuner_s() const { return wall_s - build_s - run_s - store_s; }
+
+  // Adds `more`'s trials, errors and seconds to these (the identity and times of day stay). The
+  // cooldown stays known only while both are.
+  void add(const RunTimes& more);
 };
 
 }  // namespace kiln::store

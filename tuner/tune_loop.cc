@@ -86,6 +86,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
   added.source = options.source;
   added.started = unix_now();
   const std::optional<double> cooldown_at_start = runner.cooldown_seconds();
+  if (cooldown_at_start) added.cooldown_s = 0;
   // What was spent since the last addition, with `trials` new records of which `errors` failed.
   auto times_since_added = [&](int64_t trials, int64_t errors) {
     store::RunTimes delta = added;
@@ -104,15 +105,6 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
       delta.cooldown_s.reset();
     }
     return delta;
-  };
-  auto mark_added = [&](const store::RunTimes& delta) {
-    added.trials += delta.trials;
-    added.errors += delta.errors;
-    added.build_s += delta.build_s;
-    added.run_s += delta.run_s;
-    added.store_s += delta.store_s;
-    added.wall_s += delta.wall_s;
-    if (delta.cooldown_s) added.cooldown_s = added.cooldown_s.value_or(0) + *delta.cooldown_s;
   };
 
   // What the store holds for the task, as far as this run has looked.
@@ -296,7 +288,7 @@ Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& w
       return fail(Status::Error(committed.code(), "cannot commit measurements to " + store.path() +
                                                       ": " + committed.message()));
     }
-    mark_added(times);
+    added.add(times);
 
     // Committed: now they count.
     std::vector<int64_t> batch;
