@@ -1,22 +1,29 @@
 # Two entry points (README): `make demo` and `make test`. Both install missing Debian packages,
-# configure and build; nothing is downloaded at build time.
+# configure and build; nothing is downloaded at build time. `make demo` installs and builds only
+# what the kiln binary needs; `make test` adds the test suite, the benchmarks and their packages.
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
+CONFIGURE = cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 
-.PHONY: deps build demo test bench ort asan clean format
+.PHONY: deps deps-demo build demo test bench ort asan clean format
 
 deps:
-	bash scripts/install-deps.sh
+	bash scripts/install-deps.sh all
 
-$(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+deps-demo:
+	bash scripts/install-deps.sh demo
 
-build: deps $(BUILD_DIR)/build.ninja
-	cmake --build $(BUILD_DIR) -j $(JOBS)
-
-demo: build
+# A tree configured already (by make build or test) keeps its tests; a new one has none.
+demo: deps-demo
+	[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -DKILN_TESTS=OFF
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target kiln
 	OMP_WAIT_POLICY=passive bash scripts/demo.sh $(BUILD_DIR)/cli/kiln
+
+# Reconfigures each time (seconds) so that a tree the demo configured gains the tests.
+build: deps
+	$(CONFIGURE) -DKILN_TESTS=ON
+	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 test: build
 	cd $(BUILD_DIR) && OMP_WAIT_POLICY=passive ctest --output-on-failure -j $(JOBS)

@@ -17,17 +17,20 @@ find_package(fmt CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
-find_package(GTest CONFIG REQUIRED)
-find_package(PNG REQUIRED)  # tests only: decoding headless Chromium's screenshots
 
 # ONNX 1.12: its config does not look up protobuf, so FindProtobuf must come first (deps.md §4.6).
 # Targets onnx and onnx_proto (ONNX_NAMESPACE=onnx, ONNX_ML=1).
 find_package(Protobuf REQUIRED)
 find_package(ONNX CONFIG REQUIRED)
 
-# Peers for the benchmarks only.
-find_package(dnnl CONFIG QUIET)
-find_package(OpenBLAS CONFIG QUIET)
+# The test suite and benchmarks only (KILN_TESTS): GoogleTest, libpng to decode headless
+# Chromium's screenshots, and the kernel benchmark's peers.
+if(KILN_TESTS)
+  find_package(GTest CONFIG REQUIRED)
+  find_package(PNG REQUIRED)
+  find_package(dnnl CONFIG QUIET)
+  find_package(OpenBLAS CONFIG QUIET)
+endif()
 
 # XGBoost 1.7: its xgboost-config.cmake is broken in Debian 12 (deps.md §2); import by hand.
 find_path(XGBOOST_INCLUDE_DIR xgboost/c_api.h REQUIRED)

@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
-# Installs kiln's build and runtime dependencies from Debian 12 (bookworm) packages.
+# Installs kiln's dependencies from Debian 12 (bookworm) packages.
+#   install-deps.sh demo   what the kiln binary needs to build and run (make demo)
+#   install-deps.sh [all]  that, plus the test suite's and the benchmarks' (make test, make bench)
 # Idempotent: packages already present are skipped, and nothing runs when all are there.
 # Works as root or through sudo. Nothing is downloaded at build or run time.
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config clang-format
+profile=${1:-all}
+# The kiln binary: compiler and build tools, LLVM, XGBoost, gRPC, SQLite, ONNX and the rest.
+kiln_packages=(
+  g++ make cmake ninja-build pkg-config
   llvm-19-dev liblld-19-dev lld-19
   libxgboost-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libssl-dev openssl
   libcpp-httplib-dev
-  libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libonnx-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libsqlite3-dev libspdlog-dev libfmt-dev libonnx-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+)
+# The tests and benchmarks: GoogleTest, the Python client's gRPC, the kernel peers (oneDNN,
+# OpenBLAS), headless Chromium for the report checks, and the tools the suite calls.
+test_packages=(
+  build-essential clang-format sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-grpcio python3-grpc-tools
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
-  chromium libpng-dev  # tests: kiln report rendered headless, its screenshot decoded
+  chromium libpng-dev  # kiln report rendered headless, its screenshot decoded
 )
+case "$profile" in
+  demo) packages=("${kiln_packages[@]}") ;;
+  all) packages=("${kiln_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (expected demo or all)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -24,7 +38,7 @@ for p in "${packages[@]}"; do
   fi
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
+  echo "install-deps: all ${#packages[@]} packages of '$profile' present"
   exit 0
 fi
 
