@@ -19,6 +19,7 @@
 #include "compiler/layout_plan.h"
 #include "compiler/layout_programs.h"
 #include "compiler/lower_packed_pool.h"
+#include "compiler/lowering_util.h"
 #include "compiler/op_lowering.h"
 #include "compiler/transform_costs.h"
 #include "frontend/supported_ops.h"
@@ -36,12 +37,6 @@ namespace {
 
 using frontend::Graph;
 using frontend::Node;
-
-int64_t product(const std::vector<int64_t>& dims) {
-  int64_t p = 1;
-  for (int64_t d : dims) p *= d;
-  return p;
-}
 
 // Buffer shapes of the IR: a scalar is one element.
 std::vector<int64_t> buffer_shape(const std::vector<int64_t>& shape) {

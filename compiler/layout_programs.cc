@@ -2,18 +2,14 @@
 
 #include <algorithm>
 
+#include "compiler/lowering_util.h"
+
 namespace kiln::compiler {
 
 namespace {
 
 using ir::Expr;
 using ir::LoopKind;
-
-int64_t product(const std::vector<int64_t>& dims) {
-  int64_t p = 1;
-  for (int64_t d : dims) p *= d;
-  return p;
-}
 
 // body(col) for col in [0, extent) as SIMD bodies of `vec` lanes (the chunk loop of kind
 // `chunks`) and a vectorized tail.

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <string>
 
+#include "common/stopwatch.h"
+
 namespace kiln::costmodel {
 namespace {
 
@@ -39,10 +41,6 @@ std::vector<T> permute(const std::vector<T>& v, const std::vector<size_t>& perm)
   out.reserve(perm.size());
   for (size_t p : perm) out.push_back(v[p]);
   return out;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

@@ -7,16 +7,13 @@
 #include <random>
 
 #include "builder/measure_input.h"
+#include "common/stopwatch.h"
 #include "ops/measured_layout.h"
 #include "runtime/artifact.h"
 
 namespace kiln::runner {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // 64-byte aligned float storage, so vector accesses of kernels start on cache lines.
 struct AlignedBuffer {

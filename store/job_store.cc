@@ -12,7 +12,7 @@ namespace {
 
 using sqlite::Statement;
 
-constexpr const char* kColumns =
+constexpr const char* kJobColumns =
     "id, name, spec, base_dir, priority, state, reason, seconds, submitted, updated";
 
 constexpr JobState kStates[] = {JobState::kQueued, JobState::kRunning, JobState::kPaused,
@@ -126,8 +126,8 @@ Result<bool> JobStore::exists(int64_t id) {
 
 Result<JobRow> JobStore::get(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  KILN_ASSIGN_OR_RETURN(
-      Statement stmt, db_->prepare(std::string("SELECT ") + kColumns + " FROM jobs WHERE id = ?"));
+  KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare(std::string("SELECT ") + kJobColumns +
+                                                     " FROM jobs WHERE id = ?"));
   stmt.bind(1, id);
   KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
   if (!row) return InvalidArgument("no job " + std::to_string(id));
@@ -136,8 +136,8 @@ Result<JobRow> JobStore::get(int64_t id) {
 
 Result<std::vector<JobRow>> JobStore::list() {
   std::lock_guard<std::mutex> lock(mu_);
-  KILN_ASSIGN_OR_RETURN(Statement stmt,
-                        db_->prepare(std::string("SELECT ") + kColumns + " FROM jobs ORDER BY id"));
+  KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare(std::string("SELECT ") + kJobColumns +
+                                                     " FROM jobs ORDER BY id"));
   std::vector<JobRow> out;
   while (true) {
     KILN_ASSIGN_OR_RETURN(bool row, stmt.step());

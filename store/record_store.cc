@@ -13,7 +13,7 @@ namespace {
 using sqlite::Statement;
 
 // The columns read back into a Record, in this order (row_to_record depends on it).
-constexpr const char* kColumns =
+constexpr const char* kRecordColumns =
     "id, target, task_name, workload, config_index, entities, error_no, costs, all_cost, "
     "timestamp, error_msg, flop, source, measure_options, runner_lost, measure_version";
 
@@ -231,7 +231,8 @@ Status RecordStore::append(const std::vector<Record>& batch, const std::string& 
 Result<std::vector<Record>> RecordStore::records(const RecordFilter& filter) {
   std::lock_guard<std::mutex> lock(mu_);
   WhereClause w = where_of(filter);
-  std::string sql = std::string("SELECT ") + kColumns + " FROM records" + w.sql + " ORDER BY id";
+  std::string sql =
+      std::string("SELECT ") + kRecordColumns + " FROM records" + w.sql + " ORDER BY id";
   if (filter.limit) sql += " LIMIT ?";
   KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare(sql));
   int next = bind_where(stmt, w);
@@ -256,7 +257,7 @@ Result<std::optional<Record>> RecordStore::best(const std::string& target,
   // index seek; "id" breaks ties toward the earliest record.
   KILN_ASSIGN_OR_RETURN(
       Statement stmt,
-      db_->prepare(std::string("SELECT ") + kColumns +
+      db_->prepare(std::string("SELECT ") + kRecordColumns +
                    " FROM records WHERE target = ? AND task_name = ? AND workload = ? AND "
                    "error_no = 0 AND mean_cost IS NOT NULL AND " +
                    comparable_sql() + " ORDER BY mean_cost, id LIMIT 1"));
@@ -271,7 +272,7 @@ Result<std::optional<Record>> RecordStore::best(const std::string& target,
 Result<std::vector<Record>> RecordStore::best_per_workload(
     const std::optional<std::string>& target) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = std::string("SELECT ") + kColumns +
+  std::string sql = std::string("SELECT ") + kRecordColumns +
                     " FROM (SELECT *, row_number() OVER (PARTITION BY target, task_name, "
                     "workload ORDER BY mean_cost, id) AS pos FROM records WHERE error_no = 0 "
                     "AND mean_cost IS NOT NULL AND " +
@@ -321,7 +322,7 @@ Result<Claim> RecordStore::claim(const TaskKey& task, const std::vector<int64_t>
   std::lock_guard<std::mutex> lock(mu_);
   KILN_ASSIGN_OR_RETURN(
       Statement unseen,
-      db_->prepare(std::string("SELECT ") + kColumns +
+      db_->prepare(std::string("SELECT ") + kRecordColumns +
                    " FROM records WHERE target = ? AND task_name = ? AND workload = ? AND "
                    "id > ? ORDER BY id"));
   KILN_ASSIGN_OR_RETURN(Statement expire,

@@ -4,17 +4,10 @@
 #include <cmath>
 #include <set>
 
+#include "common/stopwatch.h"
 #include "tuner/space_walk.h"
 
 namespace kiln::tuner {
-
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 ModelBasedTuner::ModelBasedTuner(const ConfigSpace& space, costmodel::TrainableModel& model,
                                  ModelTunerOptions options, uint64_t seed)

@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "common/stopwatch.h"
 #include "tuner/resume_rule.h"
 
 namespace kiln::tuner {
@@ -13,10 +14,6 @@ namespace kiln::tuner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 }  // namespace
 

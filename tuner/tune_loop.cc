@@ -8,6 +8,7 @@
 #include <random>
 #include <unordered_set>
 
+#include "common/stopwatch.h"
 #include "tuner/resume_rule.h"
 
 namespace kiln::tuner {
@@ -15,10 +16,6 @@ namespace kiln::tuner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
