@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "farm/convert.h"
+#include "farm/server_trust.h"
 #include "farm/signing.h"
 
 namespace kiln::runner {
@@ -275,7 +276,9 @@ std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& in
     // DEADLINE_EXCEEDED is the tracker's answer when no runner came free within the wait; any
     // other failure is the tracker's own (down, cut off, or refusing this client).
     if (!s.ok() && s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
-      lost_ = "the tracker at " + options_.tracker + " is lost: " + describe(s);
+      std::string why = farm::untrusted_server_reason(s, options_.tracker, options_.auth);
+      lost_ =
+          "the tracker at " + options_.tracker + " is lost: " + (why.empty() ? describe(s) : why);
       return IoError(lost_);
     }
     if (!s.ok()) {

@@ -1,0 +1,69 @@
+// A client or runner given another farm's certificates (both from `kiln certs init`) against a
+// real `kiln tracker`: the TLS handshake fails on the client's side, which gRPC reports only as
+// UNAVAILABLE. The runner stops at once and `kiln farm status` and `kiln tune` say that the
+// tracker's certificate is not signed by the CA they were given, naming the file.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "tests/farm/farm_fixture.h"
+
+namespace kiln::farm {
+namespace {
+
+using kiln::testing::CommandResult;
+using kiln::testing::run_kiln;
+using ::testing::HasSubstr;
+
+class ForeignCerts : public testing::FarmFixture {
+ protected:
+  void SetUp() override {
+    FarmFixture::SetUp();
+    ASSERT_EQ(run_kiln("certs init " + other_).exit_code, 0);
+  }
+  // What every client given other_ says about the tracker's certificate.
+  std::string untrusted() const {
+    return "the server at " + tracker_->address() + " presents a certificate (subject ";
+  }
+  std::string not_signed() const { return "not signed by the CA in " + other_ + "/ca.pem"; }
+
+  std::string other_ = dir_.file("other");
+};
+
+TEST_F(ForeignCerts, RunnerStopsAtOnceSayingTheTrackersCertificateIsNotSignedByItsCa) {
+  const auto start = std::chrono::steady_clock::now();
+  CommandResult r = run_kiln("runner --tracker " + tracker_->address() +
+                             " --key k1 --name stranger --register-wait 60 --certs " + other_);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cannot register with the tracker at " + tracker_->address()));
+  EXPECT_THAT(r.output, HasSubstr(untrusted()));
+  EXPECT_THAT(r.output, HasSubstr(not_signed()));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("trying again")));
+  EXPECT_LT(took, 20) << "retried for --register-wait: " << r.output;
+  // The farm's own certificates still register.
+  EXPECT_NE(start_runner("r1"), nullptr);
+}
+
+TEST_F(ForeignCerts, FarmStatusAndTuneNameTheUntrustedCertificate) {
+  CommandResult st =
+      run_kiln("farm status --tracker " + tracker_->address() + " --certs " + other_);
+  EXPECT_EQ(st.exit_code, 2) << st.output;
+  EXPECT_THAT(st.output, HasSubstr(untrusted()));
+  EXPECT_THAT(st.output, HasSubstr(not_signed()));
+  EXPECT_THAT(st.output, ::testing::Not(HasSubstr("Socket closed")));
+
+  std::vector<std::string> args = tune_args(dir_.file("t.db"), "dense:M=32,N=64,K=32", 8, 0, 8);
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--certs") args[i + 1] = other_;
+  }
+  CommandResult tune = run_kiln(joined(args));
+  EXPECT_NE(tune.exit_code, 0) << tune.output;
+  EXPECT_THAT(tune.output, HasSubstr("the tracker at " + tracker_->address() + " is lost: "));
+  EXPECT_THAT(tune.output, HasSubstr(not_signed()));
+}
+
+}  // namespace
+}  // namespace kiln::farm
