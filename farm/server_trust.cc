@@ -9,6 +9,8 @@
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -102,6 +104,33 @@ std::string key_id_text(const ASN1_OCTET_STRING* id) {
   return out;
 }
 
+// A write on a socket the server has closed raises SIGPIPE, whose default action ends the
+// process: the probing thread holds it blocked and discards one the probe raised.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    was_pending_ = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~SigpipeBlocked() {
+    sigset_t pending;
+    if (!was_pending_ && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec now{};
+      sigtimedwait(&pipe_, nullptr, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+  bool was_pending_ = false;
+};
+
 bool is_ip_literal(const std::string& host) {
   unsigned char buf[16];
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
@@ -122,6 +151,7 @@ std::string untrusted_server_reason(const std::string& address, const std::strin
     ERR_clear_error();
     return "";
   }
+  SigpipeBlocked no_sigpipe;
   Fd fd{connect_tcp(host, at->port, timeout_s)};
   if (fd.fd < 0) return "";
 
