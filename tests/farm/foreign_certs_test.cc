@@ -65,5 +65,24 @@ TEST_F(ForeignCerts, FarmStatusAndTuneNameTheUntrustedCertificate) {
   EXPECT_THAT(tune.output, HasSubstr(not_signed()));
 }
 
+// A tune whose --builders serve another farm's certificate records why no builder built a config.
+TEST_F(ForeignCerts, ConfigsNoBuilderBuiltNameTheBuildersUntrustedCertificate) {
+  testing::KilnProcess builder({"builder", "--listen", "127.0.0.1:0", "--certs", certs_},
+                               "kiln builder listening on ");
+  ASSERT_FALSE(builder.address().empty()) << builder.output();
+  const std::string db = dir_.file("b.db");
+  CommandResult tune = run_kiln(
+      "tune --template dense_pack.x86 --workload dense:M=32,N=64,K=32 --tuner random --trials 2 "
+      "--n-parallel 2 --db " +
+      db + " --builders " + builder.address() + " --certs " + other_);
+  std::vector<testing::Record> rs = testing::records(db);
+  ASSERT_EQ(rs.size(), 2u) << tune.output;
+  for (const testing::Record& r : rs) {
+    EXPECT_THAT(r.message, HasSubstr("the server at " + builder.address() +
+                                     " presents a certificate (subject "));
+    EXPECT_THAT(r.message, HasSubstr(not_signed()));
+  }
+}
+
 }  // namespace
 }  // namespace kiln::farm
