@@ -1,7 +1,8 @@
 // A client or runner given another farm's certificates (both from `kiln certs init`) against a
-// real `kiln tracker`: the TLS handshake fails on the client's side, which gRPC reports only as
-// UNAVAILABLE. The runner stops at once and `kiln farm status` and `kiln tune` say that the
-// tracker's certificate is not signed by the CA they were given, naming the file.
+// real `kiln tracker`, `kiln builder` or `kiln serve`: the TLS handshake fails on the client's
+// side, which gRPC reports only as UNAVAILABLE. The runner stops at once; `kiln farm status`,
+// `kiln tune` (its tracker and its --builders) and `kiln jobs` say that the server's certificate
+// is not signed by the CA they were given, naming the file.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -82,6 +83,20 @@ TEST_F(ForeignCerts, ConfigsNoBuilderBuiltNameTheBuildersUntrustedCertificate) {
                                      " presents a certificate (subject "));
     EXPECT_THAT(r.message, HasSubstr(not_signed()));
   }
+}
+
+// kiln serve's clients (kiln jobs here) given another farm's certificates say so too.
+TEST_F(ForeignCerts, ServeClientsNameTheDaemonsUntrustedCertificate) {
+  testing::KilnProcess serve(
+      {"serve", "--listen", "127.0.0.1:0", "--certs", certs_, "--db", dir_.file("serve.db")},
+      "kiln serve listening on ");
+  ASSERT_FALSE(serve.address().empty()) << serve.output();
+  CommandResult jobs = run_kiln("jobs --server " + serve.address() + " --certs " + other_);
+  EXPECT_EQ(jobs.exit_code, 2) << jobs.output;
+  EXPECT_THAT(jobs.output,
+              HasSubstr("the server at " + serve.address() + " presents a certificate (subject "));
+  EXPECT_THAT(jobs.output, HasSubstr(not_signed()));
+  EXPECT_EQ(run_kiln("jobs --server " + serve.address() + " --certs " + certs_).exit_code, 0);
 }
 
 }  // namespace
