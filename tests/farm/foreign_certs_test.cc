@@ -99,5 +99,18 @@ TEST_F(ForeignCerts, ServeClientsNameTheDaemonsUntrustedCertificate) {
   EXPECT_EQ(run_kiln("jobs --server " + serve.address() + " --certs " + certs_).exit_code, 0);
 }
 
+// The farm's own CA but an address the server certificate does not name: said so, with the fix.
+TEST_F(ForeignCerts, FarmStatusSaysWhenTheServerCertificateDoesNotNameTheAddress) {
+  testing::KilnProcess open({"tracker", "--listen", "0.0.0.0:0", "--certs", certs_},
+                            "kiln tracker listening on ");
+  const std::string port = open.line().substr(open.line().find("0.0.0.0:") + 8);
+  const std::string other_address = "127.0.0.2:" + port.substr(0, port.find(' '));
+  CommandResult st = run_kiln("farm status --tracker " + other_address + " --certs " + certs_);
+  EXPECT_EQ(st.exit_code, 2) << st.output;
+  EXPECT_THAT(st.output,
+              HasSubstr("the server at " + other_address + " presents a certificate (subject "));
+  EXPECT_THAT(st.output, HasSubstr("that does not name 127.0.0.2 (kiln certs init --host"));
+}
+
 }  // namespace
 }  // namespace kiln::farm
