@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "farm/convert.h"
+#include "farm/server_trust.h"
 
 namespace kiln::builder {
 
@@ -48,6 +49,10 @@ Result<std::vector<BuildResult>> RemoteBuilder::build_on(size_t b,
   grpc::Status s = stubs_[b]->Build(&ctx, request, &reply);
   const std::string who = "builder " + options_.addresses[b];
   if (!s.ok()) {
+    if (std::string why = farm::untrusted_server_reason(s, options_.addresses[b], options_.auth);
+        !why.empty()) {
+      return IoError(who + ": " + why);
+    }
     return IoError(who + ": " + std::to_string(static_cast<int>(s.error_code())) + " " +
                    s.error_message());
   }

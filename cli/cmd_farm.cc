@@ -10,6 +10,7 @@
 #include "builder/builder_service.h"
 #include "cli/farm_commands.h"
 #include "farm/security.h"
+#include "farm/server_trust.h"
 #include "farm/tracker_service.h"
 #include "runner/local_runner.h"
 #include "runner/runner_service.h"
@@ -255,6 +256,9 @@ Command add_farm_command(CLI::App& app) {
     v1::FarmStatus reply;
     grpc::Status s = stub->Status(&ctx, v1::StatusRequest(), &reply);
     if (!s.ok()) {
+      if (std::string why = farm::untrusted_server_reason(s, o->tracker, auth); !why.empty()) {
+        throw CommandError{"tracker " + o->tracker + ": " + why, kUsageError};
+      }
       throw CommandError{"tracker " + o->tracker + ": " + s.error_message() + " (gRPC code " +
                              std::to_string(static_cast<int>(s.error_code())) + ")",
                          kFailed};

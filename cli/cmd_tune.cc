@@ -12,6 +12,7 @@
 #include "builder/build_pool.h"
 #include "cli/common.h"
 #include "cli/remote_runner_options.h"
+#include "daemon/farm_watch.h"
 #include "daemon/job_plan.h"
 #include "runner/local_runner.h"
 #include "store/record_store.h"
@@ -84,12 +85,34 @@ class StopSignals {
     g_stop_source = nullptr;
   }
   std::stop_token token() const { return source_.get_token(); }
+  void request_stop() { source_.request_stop(); }
 
  private:
   std::stop_source source_;
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
 };
+
+// On a farm, the watch that stops the tune after a batch when the farm is lost (its tracker gone,
+// or every config of the batch lost: daemon/farm_watch.h); null for the local runner.
+std::unique_ptr<daemon::FarmWatch> watch_farm(const RemoteRunnerCliOptions& o,
+                                              runner::Runner& inner, StopSignals& stop) {
+  if (o.tracker.empty()) return nullptr;
+  return std::make_unique<daemon::FarmWatch>(inner,
+                                             [&stop](const std::string&) { stop.request_stop(); });
+}
+
+// A lost farm is an error (exit 1, the reason on stderr), not an interrupted or finished tune:
+// what was measured is committed, and the configs recorded as lost are measured again when the
+// same command is run (tuner/resume_rule.h).
+void exit_if_farm_lost(const daemon::FarmWatch* farm, int64_t fresh, const std::string& db) {
+  if (!farm || farm->reason().empty()) return;
+  std::fflush(stdout);
+  throw CommandError{farm->reason() + "; " + std::to_string(fresh) + " trials saved in " + db +
+                         " (run the same command once the farm is back: the configs it lost "
+                         "are measured again)",
+                     kFailed};
+}
 
 // AutoTVM's progress bar: "Current/Best: x/y GFLOPS | Progress: (k/n) | t s", redrawn in place
 // on a terminal and printed every tenth of the budget otherwise.
@@ -233,7 +256,9 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
       make_builder(o.remote, o.n_parallel, o.build_timeout_s);
   builder::Builder& builder = *builder_ptr;
   std::unique_ptr<runner::Runner> runner_ptr = make_runner(o.remote, o.runner);
-  runner::Runner& runner = *runner_ptr;
+  StopSignals stop;
+  std::unique_ptr<daemon::FarmWatch> farm = watch_farm(o.remote, *runner_ptr, stop);
+  runner::Runner& runner = farm ? *farm : *runner_ptr;
   model_options.job.loop.lease_s =
       tuner::lease_seconds(o.runner, o.build_timeout_s, builder.n_parallel());
   tuner::ModelTuneJob job(std::move(tasks), target, model_options);
@@ -273,7 +298,6 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
                 tty ? "" : "\n");
     std::fflush(stdout);
   };
-  StopSignals stop;
   tuner::ModelTuneResult result =
       value_or_exit(job.run(builder, runner, *db, events, stop.token()));
   if (tty) std::printf("\n");
@@ -312,6 +336,7 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
       latency_text(result.status.start_latency_s, result.status.start_latency_complete).c_str(),
       static_cast<long long>(result.status.trials), static_cast<long long>(result.status.fresh),
       clock_text(result.status.elapsed_s).c_str());
+  exit_if_farm_lost(farm.get(), result.status.fresh, o.db);
   if (result.interrupted) {
     std::printf("interrupted: %lld trials saved in %s (run the same command to resume)\n",
                 static_cast<long long>(result.status.fresh), o.db.c_str());
@@ -432,11 +457,12 @@ Command add_tune_command(CLI::App& app) {
         make_builder(o->remote, o->n_parallel, o->build_timeout_s);
     builder::Builder& builder = *builder_ptr;
     std::unique_ptr<runner::Runner> runner_ptr = make_runner(o->remote, o->runner);
-    runner::Runner& runner = *runner_ptr;
+    StopSignals stop;
+    std::unique_ptr<daemon::FarmWatch> farm = watch_farm(o->remote, *runner_ptr, stop);
+    runner::Runner& runner = farm ? *farm : *runner_ptr;
     options.loop.lease_s =
         tuner::lease_seconds(o->runner, o->build_timeout_s, builder.n_parallel());
     tuner::TuneJob job(std::move(tasks), resolved.target, options);
-    StopSignals stop;
     std::unique_ptr<Progress> progress;
     double cooldown_before = 0;
     tuner::TuneJobEvents events;
@@ -455,6 +481,7 @@ Command add_tune_command(CLI::App& app) {
     };
     tuner::TuneJobResult result =
         value_or_exit(job.run(builder, runner, *db, events, stop.token()));
+    exit_if_farm_lost(farm.get(), result.fresh, o->db);
     if (result.interrupted) {
       std::printf("interrupted: %lld trials saved in %s (run the same command to resume)\n",
                   static_cast<long long>(result.fresh), o->db.c_str());

@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "farm/server_trust.h"
+
 namespace kiln::cli {
 
 void add_tuner_client_options(CLI::App* cmd, TunerClientOptions* o) {
@@ -39,6 +41,9 @@ void throw_rpc_error(const TunerClientOptions& o, const grpc::Status& s) {
   bool bad_input = s.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
                    s.error_code() == grpc::StatusCode::NOT_FOUND ||
                    s.error_code() == grpc::StatusCode::FAILED_PRECONDITION;
+  if (std::string why = farm::untrusted_server_reason(s, o.server, o.auth); !why.empty()) {
+    throw CommandError{"kiln serve " + o.server + ": " + why, kUsageError};
+  }
   std::string hint = s.error_code() == grpc::StatusCode::UNAVAILABLE
                          ? " (is kiln serve running there? see --server)"
                          : "";

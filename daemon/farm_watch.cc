@@ -23,10 +23,15 @@ std::vector<MeasureResult> FarmWatch::run(const std::vector<MeasureInput>& input
     any_sent = true;
     all_lost = all_lost && results[i].runner_lost;
   }
-  if (any_sent && all_lost && reason_.empty()) {
-    auto lost = std::find_if(results.begin(), results.end(),
-                             [](const MeasureResult& m) { return m.runner_lost; });
-    reason_ = "the farm's runners are gone: " + lost->message;
+  const std::string gone = inner_.lost();
+  if (reason_.empty() && (!gone.empty() || (any_sent && all_lost))) {
+    if (!gone.empty()) {
+      reason_ = gone;
+    } else {
+      auto lost = std::find_if(results.begin(), results.end(),
+                               [](const MeasureResult& m) { return m.runner_lost; });
+      reason_ = "the farm's runners are gone: " + lost->message;
+    }
     if (lost_) lost_(reason_);
   }
   return results;

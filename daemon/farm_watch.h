@@ -1,7 +1,8 @@
 // A daemon job that measures on a farm fails, alone and with the reason, when the farm's runners
 // are gone: a batch in which every config came back runner_lost (no runner of the key came free
 // within the wait, or every runner died under it; runner/remote_runner.h) stops the job instead
-// of letting it record such errors round after round. The batch itself is recorded as usual.
+// of letting it record such errors round after round; so does a batch after which the runner
+// says it is lost (Runner::lost: the tracker is gone). The batch itself is recorded as usual.
 #pragma once
 
 #include <functional>
@@ -22,6 +23,7 @@ class FarmWatch : public runner::Runner {
                                  const std::vector<BuildResult>& builds) override;
   void prepare(const MeasureInput& input) override { inner_.prepare(input); }
   std::optional<double> cooldown_seconds() const override { return inner_.cooldown_seconds(); }
+  std::string lost() const override { return reason_; }
 
   // Why the farm was given up ("" while it was not).
   const std::string& reason() const { return reason_; }

@@ -179,7 +179,10 @@ Cert parse_cert(std::string_view pem) {
 class TokenOrCertProcessor final : public grpc::AuthMetadataProcessor {
  public:
   TokenOrCertProcessor(X509* ca, std::string token)
-      : store_(X509_STORE_new(), X509_STORE_free), expected_("Bearer " + std::move(token)) {
+      : store_(X509_STORE_new(), X509_STORE_free),
+        // No token configured: no bearer value authenticates, "Bearer " with nothing after it
+        // included.
+        expected_(token.empty() ? std::string() : "Bearer " + std::move(token)) {
     KILN_CHECK(store_ && X509_STORE_add_cert(store_.get(), ca) == 1)
         << "cannot hold the farm CA: " << openssl_errors();
   }
@@ -203,8 +206,12 @@ class TokenOrCertProcessor final : public grpc::AuthMetadataProcessor {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                           "no client certificate and no bearer token");
     }
+    if (expected_.empty()) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "this farm accepts only client certificates (no token is configured)");
+    }
     const grpc::string_ref& got = it->second;
-    bool match = !expected_.empty() && got.size() == expected_.size() &&
+    bool match = got.size() == expected_.size() &&
                  CRYPTO_memcmp(got.data(), expected_.data(), got.size()) == 0;
     if (!match) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong bearer token");
     consumed_auth_metadata->insert(std::make_pair(std::string(it->first.data(), it->first.size()),

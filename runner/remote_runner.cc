@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "farm/convert.h"
+#include "farm/server_trust.h"
 #include "farm/signing.h"
 
 namespace kiln::runner {
@@ -73,6 +74,7 @@ RemoteRunner::RemoteRunner(RemoteRunnerOptions options,
 std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& inputs,
                                              const std::vector<BuildResult>& builds) {
   const RunnerOptions& ro = options_.measure;
+  lost_.clear();
   Shared shared;
   shared.results.resize(inputs.size());
   shared.lost.assign(inputs.size(), 0);
@@ -271,6 +273,14 @@ std::vector<MeasureResult> RemoteRunner::run(const std::vector<MeasureInput>& in
     grpc::ClientContext ctx;
     ctx.set_deadline(deadline_after(wait_s + 10));
     grpc::Status s = tracker_->RequestRunner(&ctx, request, &lease);
+    // DEADLINE_EXCEEDED is the tracker's answer when no runner came free within the wait; any
+    // other failure is the tracker's own (down, cut off, or refusing this client).
+    if (!s.ok() && s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+      std::string why = farm::untrusted_server_reason(s, options_.tracker, options_.auth);
+      lost_ =
+          "the tracker at " + options_.tracker + " is lost: " + (why.empty() ? describe(s) : why);
+      return IoError(lost_);
+    }
     if (!s.ok()) {
       return IoError("no runner of key " + options_.key + " from the tracker at " +
                      options_.tracker + ": " + describe(s));

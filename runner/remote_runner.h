@@ -8,7 +8,7 @@
 // A runner that dies mid-batch (killed, network cut: the RPC fails) gives its chunk back to the
 // queue; another runner measures it. A config whose runner was lost `max_attempts` times, or for
 // which no runner of the key can be had, is RUNTIME_DEVICE with runner_lost. Every input gets
-// exactly one result.
+// exactly one result. A tracker that cannot be reached ends the batch's leasing at once (lost()).
 #pragma once
 
 #include <memory>
@@ -45,6 +45,10 @@ class RemoteRunner : public Runner {
   std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs,
                                  const std::vector<BuildResult>& builds) override;
 
+  // Set when the latest run() could not lease from the tracker for any reason but "no runner
+  // came free" (the tracker is down, unreachable, or refuses this client), naming the tracker.
+  std::string lost() const override { return lost_; }
+
   const RemoteRunnerOptions& options() const { return options_; }
 
  private:
@@ -53,6 +57,7 @@ class RemoteRunner : public Runner {
   RemoteRunnerOptions options_;
   std::shared_ptr<grpc::ChannelCredentials> creds_;
   std::unique_ptr<v1::Tracker::Stub> tracker_;
+  std::string lost_;  // written and read by run()'s thread only
 };
 
 }  // namespace kiln::runner

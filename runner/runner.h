@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/env.h"
@@ -29,6 +30,11 @@ class Runner {
   // Seconds this runner has spent in cooldowns between measurements so far (part of run()'s wall
   // time), or nullopt when it cannot tell (its cooldowns happen on another machine).
   virtual std::optional<double> cooldown_seconds() const { return std::nullopt; }
+
+  // Why this runner cannot measure any more, as of its latest run() (a farm whose tracker cannot
+  // be reached or refuses this client: every later batch would be lost too); empty while it
+  // can. The configs it could not measure are results with runner_lost.
+  virtual std::string lost() const { return {}; }
 
   // What a runner that executes kernels on this machine's cores lets the caller do around them,
   // so that the caller's other work (the next batches' builds) stays off those cores while a

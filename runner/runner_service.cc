@@ -17,6 +17,7 @@
 #include "farm/convert.h"
 #include "farm/message_size.h"
 #include "farm/server_start.h"
+#include "farm/server_trust.h"
 #include "farm/signing.h"
 #include "runtime/elf_machine.h"
 
@@ -351,6 +352,17 @@ Status run_runner(RunnerServerOptions o) {
     ctx.set_wait_for_ready(true);  // a tracker still starting is waited for, not an error
     return tracker->Register(&ctx, registration, reply);
   };
+  // A tracker whose certificate this runner's CA does not accept (another farm's certificates)
+  // is refused at once: waiting does not change it, and gRPC would show only UNAVAILABLE.
+  // Asked before the first attempt too, since one that waits for the tracker to come up fails
+  // only at its deadline.
+  auto untrusted = [&](const grpc::Status& s) -> Status {
+    std::string why = farm::untrusted_server_reason(s, o.tracker, o.auth);
+    if (why.empty()) return Status::Ok();
+    server->Shutdown();
+    return InvalidArgument("cannot register with the tracker at " + o.tracker + ": " + why);
+  };
+  KILN_RETURN_IF_ERROR(untrusted(grpc::Status(grpc::StatusCode::UNAVAILABLE, "not tried yet")));
   v1::RegisterReply registered;
   const auto give_up = std::chrono::steady_clock::now() +
                        std::chrono::milliseconds(static_cast<int64_t>(o.register_wait_s * 1000));
@@ -362,6 +374,7 @@ Status run_runner(RunnerServerOptions o) {
     // Refusals (a bad key, wrong credentials) do not go away by waiting.
     const bool transient = r.error_code() == grpc::StatusCode::UNAVAILABLE ||
                            r.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+    KILN_RETURN_IF_ERROR(untrusted(r));
     if (!transient || std::chrono::steady_clock::now() >= give_up) {
       server->Shutdown();
       return IoError("cannot register with the tracker at " + o.tracker + ": " + r.error_message());

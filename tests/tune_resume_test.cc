@@ -115,6 +115,20 @@ TEST(ResumeRuleTest, WhichRecordsSettleTheirConfig) {
   EXPECT_FALSE(unknown.settles(r, true));
 }
 
+// A record of a lost runner (or tracker) is measured again by the next run, even under the same
+// options: kiln tune with its tracker killed recorded most of a batch so.
+TEST(ResumeRuleTest, LostRunnersNeverSettleARecordFoundAtTheStart) {
+  tuner::ResumeRule rule{kOptions, false};
+  store::Record r;
+  r.error_no = static_cast<int>(MeasureError::kRuntimeDevice);
+  r.runner_lost = true;
+  r.measure_options = kOptions;
+  EXPECT_FALSE(rule.settles(r, true));
+  EXPECT_TRUE(rule.settles(r, false));  // recorded during the run: final for the run
+  r.runner_lost = false;                // a kernel that crashed its device: the config's fault
+  EXPECT_TRUE(rule.settles(r, true));
+}
+
 TEST_F(TuneResumeTest, EnvironmentalFailuresUnderOtherOptionsAreMeasuredAgain) {
   ASSERT_TRUE(db_->append({
                               failure(0, MeasureError::kRunTimeout, R"({"number":1,"repeat":9})"),

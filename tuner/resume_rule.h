@@ -6,10 +6,11 @@
 //   - a success: done;
 //   - a failure caused by the config (store::is_environmental_failure is false: a wrong answer,
 //     a crashing kernel, a compile error...): done;
-//   - an environmental failure (BUILD_TIMEOUT, RUN_TIMEOUT, RUNTIME_DEVICE of a lost runner):
-//     done only when it was measured under the run's own measure options (equal and non-empty);
-//     under other or unknown options (older records, imported TVM logs) the config is measured
-//     again;
+//   - a timeout (BUILD_TIMEOUT, RUN_TIMEOUT): done only when it was measured under the run's own
+//     measure options (equal and non-empty); under other or unknown options (older records,
+//     imported TVM logs) the config is measured again;
+//   - RUNTIME_DEVICE of a lost runner (runner_lost: the runner or the farm's tracker was gone,
+//     nothing ran): never done, the config is measured again;
 //   - with retry_errors (`kiln tune --retry-errors`), no failure makes a config done: every
 //     config whose records are all failures is measured again.
 // A record appended while the run is going on (by the run itself or by a concurrent tuner of the

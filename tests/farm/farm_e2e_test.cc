@@ -307,6 +307,44 @@ TEST(FarmEndToEnd, UnauthenticatedClientsAreRefused) {
   EXPECT_THAT(r.output, HasSubstr("no client certificate and no bearer token"));
 }
 
+// A mutual-TLS-only farm (its certs directory has no token file): no bearer value authenticates,
+// an empty one ("Bearer " and nothing after it) included; the farm's client certificate does.
+TEST(FarmEndToEnd, WithoutATokenFileAnEmptyBearerIsRefusedAndClientCertificatesWork) {
+  TempDir tmp("kiln_farm");
+  const std::string certs = tmp.file("certs");
+  ASSERT_EQ(run_kiln("certs init " + certs).exit_code, 0);
+  ASSERT_EQ(::unlink((certs + "/token").c_str()), 0);
+  TrackerProcess tracker({"--listen", "127.0.0.1:0", "--certs", certs});
+  ASSERT_FALSE(tracker.address().empty()) << tracker.output();
+
+  TempDir ca_only("kiln_farm_ca");
+  ASSERT_EQ(std::system(("cp " + certs + "/ca.pem " + ca_only.path()).c_str()), 0);
+  auto status_with = [&](const ClientAuth& auth, const std::string& authorization) {
+    Ctx ctx;
+    if (!authorization.empty()) ctx.AddMetadata("authorization", authorization);
+    v1::FarmStatus reply;
+    return stub(tracker.address(), auth)->Status(&ctx, v1::StatusRequest(), &reply);
+  };
+  for (const std::string& bearer : {std::string("Bearer "), std::string("Bearer")}) {
+    grpc::Status s = status_with(ClientAuth{ca_only.path(), "", false}, bearer);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << "'" << bearer << "'";
+    EXPECT_THAT(s.error_message(), HasSubstr("only client certificates"));
+  }
+  v1::RegisterRequest r = registration("box-bearer");
+  {
+    Ctx ctx;
+    ctx.AddMetadata("authorization", "Bearer ");
+    v1::RegisterReply reply;
+    EXPECT_EQ(stub(tracker.address(), ClientAuth{ca_only.path(), "", false})
+                  ->Register(&ctx, r, &reply)
+                  .error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  EXPECT_EQ(status_with(ClientAuth{certs, "", false}, "").error_code(), grpc::StatusCode::OK);
+  EXPECT_EQ(farm_status_json("--tracker " + tracker.address() + " --certs " + certs)["keys"].size(),
+            0u);
+}
+
 TEST(FarmEndToEnd, NonLoopbackWithoutTlsIsRefusedUnlessInsecure) {
   {
     TrackerProcess refused({"--listen", "0.0.0.0:0"});
