@@ -1,7 +1,5 @@
 #include "daemon/model_worker.h"
 
-#include <nlohmann/json.hpp>
-
 #include "common/safe_file.h"
 #include "common/wire.h"
 #include "common/worker_process.h"
@@ -46,54 +44,68 @@ Result<std::vector<tuner::ModelTask>> tasks_here(const std::string& spec_yaml,
   return job_tasks(spec);
 }
 
-nlohmann::json status_json(const Status& s) {
-  return {{"code", static_cast<int>(s.code())}, {"message", s.message()}};
-}
-
-Status status_of_json(const nlohmann::json& j) {
-  return Status::Error(static_cast<StatusCode>(j.at("code").get<int>()),
-                       j.at("message").get<std::string>());
-}
-
-nlohmann::json handle(const nlohmann::json& req) {
-  const std::string kind = req.at("kind");
-  const std::string spec = req.at("spec");
-  const std::string base_dir = req.at("base_dir");
-  if (kind == "compile") return status_json(compile_and_write(spec, base_dir, req.at("db")));
-  Result<std::vector<tuner::ModelTask>> tasks = tasks_here(spec, base_dir);
-  nlohmann::json reply = status_json(tasks.ok() ? Status::Ok() : tasks.status());
-  if (tasks.ok()) {
-    reply["tasks"] = nlohmann::json::array();
-    for (const tuner::ModelTask& t : *tasks) {
-      reply["tasks"].push_back({{"template", std::string(t.task.tmpl->name())},
-                                {"workload", t.task.workload.to_string()},
-                                {"weight", t.weight}});
+// Frames of common/wire.h (not JSON: a spec, a path or an error message may hold any bytes).
+// Request: kind ("tasks" | "compile"), spec, base_dir, db. Reply: code, message, then for
+// "tasks" the count and each task's template, workload and weight.
+std::string handle(wire::Reader& req) {
+  const std::string kind = req.str(), spec = req.str(), base_dir = req.str(), db = req.str();
+  wire::Writer reply;
+  auto put_status = [&](const Status& s) {
+    reply.i64(static_cast<int64_t>(s.code()));
+    reply.str(s.message());
+  };
+  if (!req.ok()) {
+    put_status(InternalError("model worker: malformed request"));
+  } else if (kind == "compile") {
+    put_status(compile_and_write(spec, base_dir, db));
+  } else {
+    Result<std::vector<tuner::ModelTask>> tasks = tasks_here(spec, base_dir);
+    put_status(tasks.ok() ? Status::Ok() : tasks.status());
+    if (tasks.ok()) {
+      reply.u64(tasks->size());
+      for (const tuner::ModelTask& t : *tasks) {
+        reply.str(t.task.tmpl->name());
+        reply.str(t.task.workload.to_string());
+        reply.f64(t.weight);
+      }
     }
   }
-  return reply;
+  return reply.bytes();
 }
 
-// The child's reply to `req`, or the error that its death, its silence or its reply is.
-Result<nlohmann::json> ask_child(const std::string& worker_binary, const nlohmann::json& req,
-                                 const std::string& what, double timeout_s) {
+Status status_of(wire::Reader& reply) {
+  int64_t code = reply.i64();
+  std::string message = reply.str();
+  if (!reply.ok() || code < 0 || code > static_cast<int64_t>(StatusCode::kUnimplemented)) {
+    return InternalError("kiln's model worker sent an unreadable reply");
+  }
+  return Status::Error(static_cast<StatusCode>(code), message);
+}
+
+// The child's reply to `req`, or the error that its death or its silence is.
+Result<std::string> ask_child(const std::string& worker_binary, const std::string& kind,
+                              const std::string& spec, const std::string& base_dir,
+                              const std::string& db, const std::string& what, double timeout_s) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<WorkerProcess> child,
                         WorkerProcess::spawn_exec({worker_binary, "model-worker"}, {}));
-  KILN_RETURN_IF_ERROR(child->send(req.dump()));
+  wire::Writer req;
+  req.str(kind);
+  req.str(spec);
+  req.str(base_dir);
+  req.str(db);
+  KILN_RETURN_IF_ERROR(child->send(req.bytes()));
   std::string reply, why;
   switch (child->receive(timeout_s, &reply, &why)) {
     case WorkerProcess::Outcome::kReply:
-      break;
+      return reply;
     case WorkerProcess::Outcome::kTimeout:
-      return InvalidArgument("model: " + what + " ran past " + std::to_string(int(timeout_s)) +
+      return InvalidArgument("model: " + what + " ran past " +
+                             std::to_string(static_cast<int>(timeout_s)) +
                              " s in kiln's model worker (killed)");
     case WorkerProcess::Outcome::kDied:
-      return InvalidArgument("model: " + what + " crashed kiln's model worker (" + why + ")");
+      break;
   }
-  nlohmann::json j = nlohmann::json::parse(reply, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.contains("code")) {
-    return InternalError("kiln's model worker sent an unreadable reply");
-  }
-  return j;
+  return InvalidArgument("model: " + what + " crashed kiln's model worker (" + why + ")");
 }
 
 }  // namespace
@@ -101,31 +113,30 @@ Result<nlohmann::json> ask_child(const std::string& worker_binary, const nlohman
 void serve_model_worker(int request_fd, int response_fd) {
   Result<std::string> request = wire::read_frame(request_fd);
   if (!request.ok()) return;
-  nlohmann::json reply;
-  try {
-    reply = handle(nlohmann::json::parse(*request));
-  } catch (const nlohmann::json::exception& e) {
-    reply = status_json(InternalError(std::string("model worker: malformed request: ") + e.what()));
-  }
-  (void)wire::write_frame(response_fd, reply.dump());
+  wire::Reader req(*request);
+  (void)wire::write_frame(response_fd, handle(req));
 }
 
 Result<std::vector<tuner::ModelTask>> job_tasks_in_child(const std::string& worker_binary,
                                                          const std::string& spec_yaml,
                                                          const std::string& base_dir) {
   if (worker_binary.empty()) return tasks_here(spec_yaml, base_dir);
-  nlohmann::json req = {{"kind", "tasks"}, {"spec", spec_yaml}, {"base_dir", base_dir}};
-  KILN_ASSIGN_OR_RETURN(nlohmann::json reply,
-                        ask_child(worker_binary, req, "importing it", kTasksTimeoutS));
-  KILN_RETURN_IF_ERROR(status_of_json(reply));
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ask_child(worker_binary, "tasks", spec_yaml, base_dir,
+                                                     "", "importing it", kTasksTimeoutS));
+  wire::Reader reply(bytes);
+  KILN_RETURN_IF_ERROR(status_of(reply));
   std::vector<tuner::ModelTask> tasks;
-  for (const nlohmann::json& t : reply.at("tasks")) {
-    const ops::Template* tmpl = ops::find_template(t.at("template").get<std::string>());
-    if (!tmpl) return InternalError("model worker: unknown template " + t.at("template").dump());
-    KILN_ASSIGN_OR_RETURN(ops::Workload w,
-                          ops::Workload::parse(t.at("workload").get<std::string>()));
-    tasks.push_back({{tmpl, std::move(w)}, t.at("weight").get<double>()});
+  const uint64_t n = reply.u64();
+  for (uint64_t i = 0; reply.ok() && i < n; ++i) {
+    const std::string name = reply.str(), workload = reply.str();
+    const double weight = reply.f64();
+    if (!reply.ok()) break;
+    const ops::Template* tmpl = ops::find_template(name);
+    if (!tmpl) return InternalError("kiln's model worker named an unknown template: " + name);
+    KILN_ASSIGN_OR_RETURN(ops::Workload w, ops::Workload::parse(workload));
+    tasks.push_back({{tmpl, std::move(w)}, weight});
   }
+  if (!reply.ok()) return InternalError("kiln's model worker sent an unreadable reply");
   return tasks;
 }
 
@@ -133,11 +144,10 @@ Status export_compiled_model_in_child(const std::string& worker_binary,
                                       const std::string& spec_yaml, const std::string& base_dir,
                                       const std::string& db) {
   if (worker_binary.empty()) return compile_and_write(spec_yaml, base_dir, db);
-  nlohmann::json req = {
-      {"kind", "compile"}, {"spec", spec_yaml}, {"base_dir", base_dir}, {"db", db}};
-  KILN_ASSIGN_OR_RETURN(nlohmann::json reply,
-                        ask_child(worker_binary, req, "compiling it", kCompileTimeoutS));
-  return status_of_json(reply);
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ask_child(worker_binary, "compile", spec_yaml, base_dir,
+                                                     db, "compiling it", kCompileTimeoutS));
+  wire::Reader reply(bytes);
+  return status_of(reply);
 }
 
 }  // namespace kiln::daemon
