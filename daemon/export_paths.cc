@@ -67,7 +67,7 @@ Status check_export_path(const std::string& field, const std::string& path,
   for (const char* suffix : {"", "-wal", "-shm", "-journal", ".http-token", ".serve-lock"}) {
     const std::string companion = store.string() + suffix;
     if (resolved.string() == companion || same_file(resolved.string(), companion)) {
-      return refuse(*suffix ? "is " + companion + ", a file kept beside the record store"
+      return refuse(*suffix ? "is a file kept beside the record store (" + policy.store + ")"
                             : "is the record store (" + policy.store + ")");
     }
   }
