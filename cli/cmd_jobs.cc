@@ -1,4 +1,5 @@
-// kiln serve and its clients: kiln submit, jobs, watch, cancel, pause, resume (issue 13).
+// kiln serve and its clients: kiln submit, jobs, watch, cancel, pause, resume (issue 13), and
+// the daemon's hidden model worker (daemon/model_worker.h).
 // `kiln export --job` is in cmd_store.cc with the other exports.
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
@@ -12,7 +13,9 @@
 #include "cli/farm_commands.h"
 #include "cli/job_commands.h"
 #include "cli/tuner_client.h"
+#include "common/worker_process.h"
 #include "daemon/job_spec.h"
+#include "daemon/model_worker.h"
 #include "daemon/tuner_service.h"
 #include "dashboard/server.h"
 
@@ -119,6 +122,9 @@ Command add_serve_command(CLI::App& app) {
   cmd->add_option("--http-token-file", o->http.token_file,
                   "the dashboard's token (default: DIR/token of --certs, else DB.http-token, "
                   "created 0600 at the first start)");
+  cmd->add_option("--export-dir", o->export_dirs,
+                  "jobs may write their exports (export.tvm_log, export.compiled_model) in this "
+                  "directory or below (repeatable; default: the --db file's directory)");
   add_bounded(cmd, "--http-refresh", &o->http.refresh_seconds, 1, 3600,
               "seconds between the dashboard pages' refreshes in place");
   return [o] {
@@ -136,6 +142,16 @@ Command add_serve_command(CLI::App& app) {
     }
     block_stop_signals();
     ok_or_exit(daemon::run_serve(*o));
+    return 0;
+  };
+}
+
+Command add_model_worker_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "model-worker", "(internal) kiln serve's import or compile of a job's model on fds 3 and 4");
+  cmd->group("");  // hidden
+  return [] {
+    daemon::serve_model_worker(WorkerProcess::kExecRequestFd, WorkerProcess::kExecResponseFd);
     return 0;
   };
 }
@@ -177,10 +193,19 @@ Command add_jobs_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "one JSON array");
   add_tuner_client_options(cmd, &o->client);
   return [o] {
+    // Page by page (proto/kiln.proto: ListJobs), so that no number of jobs overflows a reply.
     v1::JobList reply;
-    auto ctx = tuner_context(o->client);
-    grpc::Status s = tuner_stub(o->client)->ListJobs(ctx.get(), v1::ListJobsRequest(), &reply);
-    if (!s.ok()) throw_rpc_error(o->client, s);
+    auto stub = tuner_stub(o->client);
+    for (v1::ListJobsRequest req;;) {
+      v1::JobList page;
+      auto ctx = tuner_context(o->client);
+      grpc::Status s = stub->ListJobs(ctx.get(), req, &page);
+      if (!s.ok()) throw_rpc_error(o->client, s);
+      for (v1::JobStatus& j : *page.mutable_jobs()) *reply.add_jobs() = std::move(j);
+      if (page.next_after_id() <= req.after_id())
+        break;  // the last page (or a server without pages)
+      req.set_after_id(page.next_after_id());
+    }
     if (o->json) {
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
       for (const v1::JobStatus& j : reply.jobs()) all.push_back(job_json(j));

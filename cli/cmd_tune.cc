@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <stop_token>
 
@@ -42,7 +43,7 @@ struct TuneCommandOptions {
   int64_t trials = 1000;
   std::optional<int64_t> early_stopping;
   std::string db = "kiln.db";
-  uint64_t seed = 0;
+  int64_t seed = 0;  // the tuner's is unsigned: bounded so that -1 is refused, not wrapped
   int n_parallel = 0;
   double build_timeout_s = 10;
   runner::RunnerOptions runner;
@@ -367,9 +368,10 @@ Command add_tune_command(CLI::App& app) {
       ->delimiter(',');
   add_bounded(cmd, "--trials-per-task", &o->trials_per_task, 1, int64_t{1} << 40,
               "model: trials per task at most (records already in the db count)");
-  cmd->add_option("--time", o->time,
-                  "model: wall-clock budget, e.g. 8h, 30m, 1h30m (the batch running when it "
-                  "ends is finished and recorded)");
+  CLI::Option* time =
+      cmd->add_option("--time", o->time,
+                      "model: wall-clock budget, e.g. 8h, 30m, 1h30m (the batch running when it "
+                      "ends is finished and recorded)");
   cmd->add_option("--scheduler", o->scheduler,
                   "model: gradient (Ansor's, the default) or round-robin (AutoTVM's order)");
   cmd->add_flag("--no-winograd", o->no_winograd,
@@ -391,7 +393,8 @@ Command add_tune_command(CLI::App& app) {
   add_bounded(cmd, "--early-stopping", &o->early_stopping, 1, int64_t{1} << 40,
               "stop when the best config is this many trials old (default: never)");
   cmd->add_option("--db", o->db, "SQLite record store (created if absent)");
-  cmd->add_option("--seed", o->seed, "seed of the tuner's randomness");
+  add_bounded(cmd, "--seed", &o->seed, 0, std::numeric_limits<int64_t>::max(),
+              "seed of the tuner's randomness");
   add_bounded(cmd, "--threads", &o->runner.threads, 1, 1024,
               "threads of the kernels' parallel loops")
       ->default_str("one per core");
@@ -414,8 +417,10 @@ Command add_tune_command(CLI::App& app) {
   cmd->add_flag("--retry-errors", o->retry_errors,
                 "measure again every config whose records are all failures (by default only "
                 "timeouts and lost runners recorded under other measure options are)");
-  return [o, trials] {
+  return [o, trials, time] {
     o->trials_given = trials->count() > 0;
+    // Checked even when empty: `--time ''` (an unset variable) is a mistake, not "no budget".
+    if (time->count() > 0) parse_duration("--time", o->time);
     if (o->model.empty() == o->task.workload.empty()) {
       throw CommandError{"give either a model (kiln tune MODEL.onnx) or --workload"};
     }
@@ -432,7 +437,7 @@ Command add_tune_command(CLI::App& app) {
       tuner::TuneJobOptions options;
       options.tuner = o->tuner;
       options.tuner_settings = o->tuner_settings;
-      options.seed = o->seed;
+      options.seed = static_cast<uint64_t>(o->seed);
       options.transfer = !o->no_transfer;
       options.loop.early_stopping = o->early_stopping;
       options.loop.measure_options = tuner::measure_options_text(o->runner, o->build_timeout_s);
@@ -445,7 +450,7 @@ Command add_tune_command(CLI::App& app) {
     tuner::TuneJobOptions options;
     options.tuner = o->tuner;
     options.tuner_settings = o->tuner_settings;
-    options.seed = o->seed;
+    options.seed = static_cast<uint64_t>(o->seed);
     options.transfer = !o->no_transfer;
     options.loop.n_trial = o->trials;
     options.loop.early_stopping = o->early_stopping;

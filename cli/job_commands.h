@@ -7,6 +7,7 @@
 namespace kiln::cli {
 
 Command add_serve_command(CLI::App& app);
+Command add_model_worker_command(CLI::App& app);
 Command add_submit_command(CLI::App& app);
 Command add_jobs_command(CLI::App& app);
 Command add_watch_command(CLI::App& app);

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   add(add_builder_command);
   add(add_build_worker_command);
   add(add_serve_command);
+  add(add_model_worker_command);
   add(add_submit_command);
   add(add_jobs_command);
   add(add_watch_command);

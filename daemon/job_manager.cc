@@ -10,18 +10,18 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <tuple>
 
 #include "builder/build_pool.h"
-#include "compiler/compile_model.h"
+#include "common/safe_file.h"
+#include "daemon/export_paths.h"
 #include "daemon/farm_watch.h"
 #include "daemon/job_plan.h"
+#include "daemon/model_worker.h"
 #include "farm/signing.h"
 #include "runner/local_runner.h"
 #include "runner/remote_runner.h"
-#include "runtime/model_artifact.h"
 #include "store/tvm_log.h"
 #include "tuner/measure_options.h"
 
@@ -34,21 +34,6 @@ double now_s() {
 }
 
 std::string job_name(int64_t id) { return "job " + std::to_string(id); }
-
-// The whole text or nothing at `path`: written beside it, then renamed over it.
-Status write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) return IoError(tmp + ": cannot write");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return IoError(path + ": cannot write: " + ec.message());
-  return Status::Ok();
-}
 
 // The farm's runners, leased at the job's priority (the tracker queues requests by priority).
 Result<std::unique_ptr<runner::Runner>> make_remote_runner(const JobSpec& spec, int64_t id) {
@@ -79,17 +64,20 @@ Result<std::unique_ptr<JobManager>> JobManager::open(JobManagerOptions options) 
   if (options.max_jobs < 1) return InvalidArgument("at least one job must be able to run");
   std::unique_ptr<JobManager> m(new JobManager(std::move(options)));
   // One daemon per store: two would run the same jobs under the same claims and measure configs
-  // twice. The kernel drops the lock with the process, however it ends.
-  const std::string lock_path = m->options_.db + ".serve-lock";
-  m->lock_fd_ = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (m->lock_fd_ < 0) return IoError(lock_path + ": cannot open: " + std::strerror(errno));
+  // twice. The lock is on the store file itself (flock, which SQLite's POSIX locks ignore), so a
+  // second daemon is refused whatever path reaches the file: a symlink, a hard link, "./".
+  // The kernel drops the lock with the process, however it ends.
+  const std::string& db = m->options_.db;
+  m->lock_fd_ = ::open(db.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (m->lock_fd_ < 0)
+    return IoError(db + ": cannot open the record store: " + std::strerror(errno));
   if (flock(m->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {
-      return InvalidArgument("record store '" + m->options_.db +
-                             "' is served by another kiln serve already (" + lock_path +
-                             " is locked)");
+      return InvalidArgument("record store '" + db +
+                             "' is served by another kiln serve already (the file is locked; " +
+                             "through another path, a link, perhaps)");
     }
-    return IoError(lock_path + ": cannot lock: " + std::strerror(errno));
+    return IoError(db + ": cannot lock: " + std::strerror(errno));
   }
   KILN_ASSIGN_OR_RETURN(m->jobs_, store::JobStore::open(m->options_.db));
   KILN_ASSIGN_OR_RETURN(m->records_, store::RecordStore::open(m->options_.db));
@@ -102,6 +90,10 @@ Result<std::unique_ptr<JobManager>> JobManager::open(JobManagerOptions options) 
 
 JobManager::~JobManager() {
   drain();
+  // Closing a descriptor of the store drops every POSIX lock this process holds on it, SQLite's
+  // included: the connections go first.
+  jobs_.reset();
+  records_.reset();
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
@@ -220,14 +212,19 @@ void JobManager::run_job(int64_t id) {
 Result<bool> JobManager::run_job_body(int64_t id, Running& running, std::string* summary) {
   KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs_->get(id));
   KILN_ASSIGN_OR_RETURN(JobSpec spec, parse_job_spec(row.spec, job_name(id), row.base_dir));
-  Result<JobPlan> planned = plan_job(spec, store::job_source(id));
+  // A model is imported in a child process: one that crashes the import fails this job alone.
+  Result<std::vector<tuner::ModelTask>> tasks =
+      spec.model.empty() ? job_tasks(spec)
+                         : job_tasks_in_child(options_.worker_binary, row.spec, row.base_dir);
+  if (!tasks.ok()) return tasks.status();
+  Result<JobPlan> planned = plan_job(spec, std::move(*tasks), store::job_source(id));
   if (!planned.ok()) return planned.status();
   JobPlan& plan = *planned;
   if (plan.options.budget.seconds) {
     double left = *plan.options.budget.seconds - row.seconds;
     if (left <= 0) {
       *summary = "time budget spent";
-      KILN_RETURN_IF_ERROR(write_exports(id, spec));
+      KILN_RETURN_IF_ERROR(write_exports(id, row, spec));
       return true;
     }
     plan.options.budget.seconds = left;
@@ -311,41 +308,50 @@ Result<bool> JobManager::run_job_body(int64_t id, Running& running, std::string*
                   result.status.latency_complete ? "" : ">= ", result.status.latency_s * 1e3);
     *summary += text;
   }
-  KILN_RETURN_IF_ERROR(write_exports(id, spec));
+  KILN_RETURN_IF_ERROR(write_exports(id, row, spec));
   return true;
 }
 
-Status JobManager::write_exports(int64_t id, const JobSpec& spec) {
+Status JobManager::check_exports(const JobSpec& spec) {
+  ExportPolicy policy{options_.db, options_.export_dirs};
+  if (!spec.export_to.tvm_log.empty()) {
+    KILN_RETURN_IF_ERROR(check_export_path("export.tvm_log", spec.export_to.tvm_log, policy));
+  }
+  if (!spec.export_to.compiled_model.empty()) {
+    KILN_RETURN_IF_ERROR(
+        check_export_path("export.compiled_model", spec.export_to.compiled_model, policy));
+  }
+  return Status::Ok();
+}
+
+Status JobManager::write_exports(int64_t id, const store::JobRow& row, const JobSpec& spec) {
+  // Again at write time: what is at the paths now may not be what was there at submit.
+  KILN_RETURN_IF_ERROR(check_exports(spec));
   if (!spec.export_to.tvm_log.empty()) {
     Result<std::string> log = export_tvm_log(id);
     if (!log.ok()) return InvalidArgument("export.tvm_log: " + log.status().message());
-    Status s = write_file_atomically(spec.export_to.tvm_log, *log);
+    Status s = write_regular_file_atomically(spec.export_to.tvm_log, *log);
     if (!s.ok()) return InvalidArgument("export.tvm_log: " + s.message());
   }
   if (!spec.export_to.compiled_model.empty()) {
-    frontend::ImportOptions import;
-    for (const auto& [name, dims] : spec.input_shapes) {
-      KILN_ASSIGN_OR_RETURN(auto parsed, frontend::parse_input_shape(name + "=" + dims));
-      import.input_shapes.emplace(parsed.first, parsed.second);
-    }
-    auto fail = [](const Status& s) {
-      return InvalidArgument("export.compiled_model: " + s.message());
-    };
-    Result<frontend::Graph> graph = frontend::import_onnx(spec.model, import);
-    if (!graph.ok()) return fail(graph.status());
-    compiler::CompileOptions options;
-    options.target = spec.target;
-    options.store = records_.get();
-    Result<ModelArtifact> model = compiler::compile_model(*graph, options);
-    if (!model.ok()) return fail(model.status());
-    Status s = write_model_file(*model, spec.export_to.compiled_model);
-    if (!s.ok()) return fail(s);
+    Status s =
+        export_compiled_model_in_child(options_.worker_binary, row.spec, row.base_dir, options_.db);
+    if (!s.ok()) return InvalidArgument("export.compiled_model: " + s.message());
   }
   return Status::Ok();
 }
 
 Result<int64_t> JobManager::submit(const std::string& spec_yaml, const std::string& base_dir) {
   KILN_ASSIGN_OR_RETURN(JobSpec spec, parse_job_spec(spec_yaml, "job", base_dir));
+  KILN_RETURN_IF_ERROR(check_exports(spec));
+  if (!spec.model.empty()) {
+    // Imported now, in a child: a model that is not ONNX (or that crashes the import) is refused
+    // here, not when the job starts.
+    Result<std::vector<tuner::ModelTask>> tasks =
+        job_tasks_in_child(options_.worker_binary, spec_yaml, base_dir);
+    if (!tasks.ok())
+      return Status::Error(tasks.status().code(), "job: " + tasks.status().message());
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (draining_) return InvalidArgument("the daemon is stopping; submit again when it is back");

@@ -14,6 +14,10 @@
 // budget, so a job started again after any crash picks up from its committed records. A time
 // budget counts the seconds spent in every run (JobStore::add_seconds after each batch).
 //
+// A model job's model is imported (at submit and at each start) and compiled (its
+// export.compiled_model) in a child process (daemon/model_worker.h): a model that crashes ONNX's
+// or kiln's code fails its job, not the daemon. Exports go only where export_paths.h allows.
+//
 // A job whose spec no longer plans (the model file is gone or unreadable) or whose run fails
 // (e.g. its tracker is unreachable, its farm's runners are gone: daemon/farm_watch.h, the store
 // cannot be written) is failed with the reason; the others go on.
@@ -67,14 +71,17 @@ struct JobManagerOptions {
   // The kiln binary: builder workers and the local runner's child are exec'd from it (the daemon
   // has threads, so it must not fork copies of itself).
   std::string worker_binary;
+  // Where jobs may write their exports (daemon/export_paths.h); empty: the store's directory.
+  std::vector<std::string> export_dirs;
   // Called with one line for the daemon's log (job started, finished, failed...).
   std::function<void(const std::string&)> log;
 };
 
 class JobManager {
  public:
-  // Opens the store and locks it for this daemon (DB.serve-lock; a second daemon on the same
-  // store is refused); jobs left running by a previous daemon are queued again.
+  // Opens the store and locks it for this daemon (flock on the store file: a second daemon on the
+  // same file, through any path, is refused); jobs left running by a previous daemon are queued
+  // again.
   static Result<std::unique_ptr<JobManager>> open(JobManagerOptions options);
   ~JobManager();  // drains
 
@@ -84,7 +91,8 @@ class JobManager {
   // them queued (the next daemon resumes them). Idempotent.
   void drain();
 
-  // Validates the spec (parse_job_spec, relative paths against base_dir) and queues it.
+  // Validates the spec (parse_job_spec, relative paths against base_dir; its exports against
+  // export_dirs and the store: check_export_path) and queues it.
   Result<int64_t> submit(const std::string& spec_yaml, const std::string& base_dir);
   Result<bool> exists(int64_t id) { return jobs_->exists(id); }
   Result<JobView> get(int64_t id);
@@ -123,7 +131,8 @@ class JobManager {
   // Runs the job until it is done (true, with what it ended with in *summary) or stopped
   // (false); an error fails the job.
   Result<bool> run_job_body(int64_t id, Running& running, std::string* summary);
-  Status write_exports(int64_t id, const JobSpec& spec);
+  Status write_exports(int64_t id, const store::JobRow& row, const JobSpec& spec);
+  Status check_exports(const JobSpec& spec);
   void changed();  // REQUIRES mu_ held
   void log(const std::string& line);
 

@@ -66,9 +66,7 @@ int round_trials(const tuner::ModelBudget& budget, size_t n_tasks) {
   return static_cast<int>(round);
 }
 
-Result<JobPlan> plan_job(const JobSpec& spec, const std::string& source) {
-  KILN_ASSIGN_OR_RETURN(Target target, builder::parse_target(spec.target));
-  JobPlan plan{{}, target, {}};
+Result<std::vector<tuner::ModelTask>> job_tasks(const JobSpec& spec) {
   if (!spec.model.empty()) {
     frontend::ImportOptions import;
     for (const auto& [name, dims] : spec.input_shapes) {
@@ -78,12 +76,22 @@ Result<JobPlan> plan_job(const JobSpec& spec, const std::string& source) {
     Result<std::vector<tuner::ModelTask>> tasks =
         model_tasks(spec.model, import, spec.ops, "ops", spec.winograd);
     if (!tasks.ok()) return InvalidArgument("model: " + tasks.status().message());
-    plan.tasks = std::move(*tasks);
-  } else {
-    Result<std::vector<tuner::ModelTask>> tasks = workload_tasks(spec);
-    if (!tasks.ok()) return InvalidArgument("workloads: " + tasks.status().message());
-    plan.tasks = std::move(*tasks);
+    return tasks;
   }
+  Result<std::vector<tuner::ModelTask>> tasks = workload_tasks(spec);
+  if (!tasks.ok()) return InvalidArgument("workloads: " + tasks.status().message());
+  return tasks;
+}
+
+Result<JobPlan> plan_job(const JobSpec& spec, const std::string& source) {
+  KILN_ASSIGN_OR_RETURN(std::vector<tuner::ModelTask> tasks, job_tasks(spec));
+  return plan_job(spec, std::move(tasks), source);
+}
+
+Result<JobPlan> plan_job(const JobSpec& spec, std::vector<tuner::ModelTask> tasks,
+                         const std::string& source) {
+  KILN_ASSIGN_OR_RETURN(Target target, builder::parse_target(spec.target));
+  JobPlan plan{std::move(tasks), target, {}};
   tuner::ModelTuneOptions& o = plan.options;
   o.job.tuner = spec.tuner;
   o.job.tuner_settings = spec.tuner_settings;

@@ -33,6 +33,15 @@ struct JobPlan {
   tuner::ModelTuneOptions options;  // budget.seconds is the whole budget (see remaining time)
 };
 
+// The job's tasks: its model's (model_tasks, under its input_shapes, ops and winograd) or its
+// workloads' templates. Fails naming the field (model: or workloads:).
+Result<std::vector<tuner::ModelTask>> job_tasks(const JobSpec& spec);
+
+// Plans the job over `tasks` (job_tasks' result, which kiln serve computes in a child process:
+// daemon/model_worker.h).
+Result<JobPlan> plan_job(const JobSpec& spec, std::vector<tuner::ModelTask> tasks,
+                         const std::string& source);
+
 // Plans the job. Fails (naming the job's field) when the model cannot be read or has no task.
 // `source` is written on every record (store::job_source) and owns the job's config claims
 // (leases), so that a restarted daemon takes up the claims of the run it replaces.

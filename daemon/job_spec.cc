@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -36,6 +37,7 @@ class Reader {
   Status check_keys(const YAML::Node& map, const std::string& path,
                     const std::set<std::string>& known) const {
     if (!map.IsMap()) return error(path.empty() ? "job" : path, "expected a mapping", map);
+    KILN_RETURN_IF_ERROR(check_unique_keys(map, path));
     for (const auto& kv : map) {
       std::string key = kv.first.Scalar();
       if (!known.count(key)) {
@@ -47,12 +49,32 @@ class Reader {
     return Status::Ok();
   }
 
+  // yaml-cpp keeps both pairs of a key written twice and a lookup finds only one of them: the
+  // other value would be dropped without a word.
+  Status check_unique_keys(const YAML::Node& map, const std::string& path) const {
+    std::map<std::string, int> first_line;
+    for (const auto& kv : map) {
+      std::string key = kv.first.Scalar();
+      auto [it, inserted] = first_line.emplace(key, kv.first.Mark().line + 1);
+      if (!inserted) {
+        return error(join(path, key),
+                     "given twice (first on line " + std::to_string(it->second) + ")", kv.first);
+      }
+    }
+    return Status::Ok();
+  }
+
   static std::string join(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;
   }
 
   Result<std::string> text(const YAML::Node& n, const std::string& path) const {
     if (!n.IsScalar()) return error(path, "expected a string", n);
+    // A NUL cuts a path short where the C library reads it, and a name short where it is shown.
+    size_t nul = n.Scalar().find('\0');
+    if (nul != std::string::npos) {
+      return error(path, "contains a NUL byte (at offset " + std::to_string(nul) + ")", n);
+    }
     return n.Scalar();
   }
 
@@ -143,9 +165,9 @@ Status read_budget(const Reader& r, const YAML::Node& n, JobBudget& b) {
     KILN_ASSIGN_OR_RETURN(std::string t, r.text(n["time"], "budget.time"));
     Result<double> s = parse_duration("budget.time", t);
     if (!s.ok()) {
-      return r.error("budget.time",
-                     "expected a positive duration such as 8h, 30m, 90s or 1h30m, got '" + t + "'",
-                     n["time"]);
+      // parse_duration's message starts with the field too; the reader adds the origin and line.
+      std::string problem = s.status().message().substr(std::string("budget.time: ").size());
+      return r.error("budget.time", problem, n["time"]);
     }
     b.seconds = *s;
   }
@@ -313,6 +335,11 @@ Status check_what(const Reader& r, const YAML::Node& root, const JobSpec& spec) 
 Result<JobSpec> parse_job_spec(const std::string& yaml_text, const std::string& origin,
                                const std::string& base_dir) {
   Reader r(origin);
+  if (yaml_text.size() > kMaxJobSpecBytes) {
+    return InvalidArgument(origin + ": the job file is " + std::to_string(yaml_text.size()) +
+                           " bytes; at most " + std::to_string(kMaxJobSpecBytes) +
+                           " (256 KiB) are accepted");
+  }
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -332,6 +359,16 @@ Result<JobSpec> parse_job_spec(const std::string& yaml_text, const std::string& 
     return Status::Ok();
   };
   KILN_RETURN_IF_ERROR(text_field("name", &spec.name));
+  // kiln jobs and the dashboard print the name: no terminal escapes, no line breaks.
+  for (size_t i = 0; i < spec.name.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(spec.name[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char problem[96];
+      std::snprintf(problem, sizeof problem, "contains a control character (byte 0x%02x at %zu)", c,
+                    i);
+      return r.error("name", problem, root["name"]);
+    }
+  }
   KILN_RETURN_IF_ERROR(text_field("model", &spec.model));
   KILN_RETURN_IF_ERROR(text_field("template", &spec.template_name));
   KILN_RETURN_IF_ERROR(text_field("target", &spec.target));
@@ -346,6 +383,7 @@ Result<JobSpec> parse_job_spec(const std::string& yaml_text, const std::string& 
   if (root["input_shapes"]) {
     const YAML::Node& n = root["input_shapes"];
     if (!n.IsMap()) return r.error("input_shapes", "expected a mapping NAME: DIMS", n);
+    KILN_RETURN_IF_ERROR(r.check_unique_keys(n, "input_shapes"));
     for (const auto& kv : n) {
       std::string name = kv.first.Scalar();
       KILN_ASSIGN_OR_RETURN(std::string dims, r.text(kv.second, "input_shapes." + name));

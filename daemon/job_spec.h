@@ -87,10 +87,15 @@ struct JobSpec {
   JobExport export_to;
 };
 
-// Parses and validates a job file's text. `origin` (a file name, or "job" for a submitted text)
-// starts every error: "<origin>: <field>: <problem>". Relative paths (model, certs, token and
-// signing key files, exports) are taken relative to `base_dir` when it is given (kiln submit
-// sends its working directory, so a path means what it means where the user typed it).
+// The largest job file accepted (256 KiB): a job is a page of YAML, and every job is listed to
+// every client (kiln jobs), so one huge one must not fill their replies.
+constexpr size_t kMaxJobSpecBytes = 256 * 1024;
+
+// Parses and validates a job file's text (at most kMaxJobSpecBytes; a key given twice, a NUL byte
+// in a value or a control character in the name is an error). `origin` (a file name, or "job" for a
+// submitted text) starts every error: "<origin>: <field>: <problem>". Relative paths (model, certs,
+// token and signing key files, exports) are taken relative to `base_dir` when it is given (kiln
+// submit sends its working directory, so a path means what it means where the user typed it).
 Result<JobSpec> parse_job_spec(const std::string& yaml_text, const std::string& origin,
                                const std::string& base_dir = "");
 

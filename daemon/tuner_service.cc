@@ -82,11 +82,31 @@ grpc::Status TunerService::SubmitJob(grpc::ServerContext*, const v1::SubmitJobRe
   return grpc::Status::OK;
 }
 
-grpc::Status TunerService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
+grpc::Status TunerService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* req,
                                     v1::JobList* reply) {
+  if (req->after_id() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "after_id: expected 0 or a job id, got " + std::to_string(req->after_id()));
+  }
   Result<std::vector<JobView>> jobs = manager_.list();
   if (!jobs.ok()) return grpc::Status(grpc::StatusCode::INTERNAL, jobs.status().message());
-  for (const JobView& v : *jobs) *reply->add_jobs() = to_proto(v);
+  // A listed entry is bounded (its spec is left out, its name capped by the spec's size cap, its
+  // reason cut), and a page stops past kListPageBytes, so a page stays below gRPC's 4 MiB.
+  size_t bytes = 0;
+  for (const JobView& v : *jobs) {
+    if (v.row.id <= req->after_id()) continue;
+    if (bytes >= kListPageBytes) {
+      reply->set_next_after_id(reply->jobs(reply->jobs_size() - 1).job_id());
+      break;
+    }
+    v1::JobStatus* p = reply->add_jobs();
+    *p = to_proto(v);
+    p->clear_spec_yaml();
+    if (p->reason().size() > kListReasonBytes) {
+      p->set_reason(p->reason().substr(0, kListReasonBytes) + "... (kiln watch shows all)");
+    }
+    bytes += p->ByteSizeLong();
+  }
   return grpc::Status::OK;
 }
 
@@ -174,6 +194,7 @@ Status run_serve(const ServeOptions& options) {
   manager_options.db = options.db;
   manager_options.max_jobs = options.max_jobs;
   manager_options.worker_binary = options.worker_binary;
+  manager_options.export_dirs = options.export_dirs;
   manager_options.log = [](const std::string& line) {
     std::fprintf(stderr, "kiln serve: %s\n", line.c_str());
     std::fflush(stderr);

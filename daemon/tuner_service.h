@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "daemon/job_manager.h"
@@ -18,6 +19,11 @@ namespace kiln::daemon {
 
 class TunerService final : public v1::Tuner::Service {
  public:
+  // ListJobs' pages: entries are added until the page holds this much; a listed reason is cut
+  // to kListReasonBytes (GetJob and WatchJob give it whole).
+  static constexpr size_t kListPageBytes = 1 << 20;
+  static constexpr size_t kListReasonBytes = 4096;
+
   explicit TunerService(JobManager& manager) : manager_(manager) {}
 
   grpc::Status SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest*,
@@ -63,7 +69,8 @@ struct ServeOptions {
   // a server beside the gRPC one over the same jobs (kiln serve --http: dashboard/server.h),
   // which the daemon knows only as this. An error stops kiln serve before any job runs.
   std::function<Result<std::unique_ptr<BesideServer>>(JobManager&)> start_beside;
-  std::string worker_binary;  // the kiln binary
+  std::string worker_binary;             // the kiln binary
+  std::vector<std::string> export_dirs;  // JobManagerOptions::export_dirs
 };
 Status run_serve(const ServeOptions& options);
 
