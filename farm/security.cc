@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "common/check.h"
+#include "farm/openssl_ptr.h"
 
 namespace kiln::farm {
 
@@ -45,15 +46,6 @@ std::string openssl_errors() {
   }
   return out.empty() ? "unknown OpenSSL error" : out;
 }
-
-struct PkeyFree {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-struct X509Free {
-  void operator()(X509* p) const { X509_free(p); }
-};
-using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
-using Cert = std::unique_ptr<X509, X509Free>;
 
 Result<Pkey> new_key() {
   Pkey key(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"));

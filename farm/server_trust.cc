@@ -20,22 +20,11 @@
 #include <memory>
 #include <string>
 
+#include "farm/openssl_ptr.h"
+
 namespace kiln::farm {
 
 namespace {
-
-template <auto Free>
-struct Deleter {
-  template <typename T>
-  void operator()(T* p) const {
-    Free(p);
-  }
-};
-using SslCtx = std::unique_ptr<SSL_CTX, Deleter<SSL_CTX_free>>;
-using Ssl = std::unique_ptr<SSL, Deleter<SSL_free>>;
-using Cert = std::unique_ptr<X509, Deleter<X509_free>>;
-using Store = std::unique_ptr<X509_STORE, Deleter<X509_STORE_free>>;
-using StoreCtx = std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX_free>>;
 
 struct Fd {
   int fd = -1;
@@ -52,7 +41,7 @@ int connect_tcp(const std::string& host, int port, double timeout_s) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return -1;
-  std::unique_ptr<addrinfo, Deleter<freeaddrinfo>> list(found);
+  std::unique_ptr<addrinfo, FreeWith<freeaddrinfo>> list(found);
   const int timeout_ms = static_cast<int>(timeout_s * 1000);
   for (addrinfo* a = found; a; a = a->ai_next) {
     Fd s{::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol)};
@@ -146,7 +135,7 @@ std::string untrusted_server_reason(const std::string& address, const std::strin
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  Store trusted(X509_STORE_new());
+  CertStore trusted(X509_STORE_new());
   if (!trusted || X509_STORE_load_file(trusted.get(), ca_pem.c_str()) != 1) {
     ERR_clear_error();
     return "";
@@ -171,7 +160,7 @@ std::string untrusted_server_reason(const std::string& address, const std::strin
   if (!cert) return "";
   STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl.get());  // owned by ssl
 
-  StoreCtx check(X509_STORE_CTX_new());
+  CertStoreCtx check(X509_STORE_CTX_new());
   if (!check || X509_STORE_CTX_init(check.get(), trusted.get(), cert.get(), chain) != 1) return "";
   X509_STORE_CTX_set_purpose(check.get(), X509_PURPOSE_SSL_SERVER);
   const bool verified = X509_verify_cert(check.get()) == 1;
