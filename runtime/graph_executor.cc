@@ -12,13 +12,16 @@
 #include "runtime/thread_pool.h"
 
 namespace kiln {
-namespace {
 
-// A 64-byte-aligned float allocation (kernels use aligned vector loads on whole buffers).
-struct FreeDeleter {
+// A 64-byte-aligned float allocation (kernels use aligned vector loads on whole buffers). Outside
+// the anonymous namespace because GraphExecutor::Impl holds them (GCC's -Wsubobject-linkage
+// fires in the unity build otherwise).
+struct ExecutorFreeDeleter {
   void operator()(float* p) const { std::free(p); }
 };
-using AlignedFloats = std::unique_ptr<float[], FreeDeleter>;
+using AlignedFloats = std::unique_ptr<float[], ExecutorFreeDeleter>;
+
+namespace {
 
 AlignedFloats AllocateAligned(int64_t bytes) {
   const int64_t rounded = std::max<int64_t>(
