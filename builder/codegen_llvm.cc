@@ -29,6 +29,7 @@
 #include "builder/llvm_init.h"
 #include "ir/analysis.h"
 #include "ir/printer.h"
+#include "runtime/kernel_abi.h"
 
 namespace kiln::builder {
 
@@ -69,6 +70,7 @@ class CodeGen {
         llvm::Function::Create(type, llvm::Function::ExternalLinkage, stage.name, module_);
     set_attributes(fn);
     st_ = FunctionState{};
+    touched_.clear();
     st_.fn = fn;
     auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn);
     st_.alloca_block = entry;
@@ -83,6 +85,7 @@ class CodeGen {
     emit(stage.body);
     b_.CreateRetVoid();
     if (!status_.ok()) return CompileError("stage " + stage.name + ": " + status_.message());
+    emit_buffer_table(stage);
     return Status::Ok();
   }
 
@@ -95,6 +98,21 @@ class CodeGen {
     std::unordered_map<const ir::BufferNode*, llvm::Value*> buffers;
     bool in_parallel = false;
   };
+
+  // The stage's buffer table (kernel_abi.h): its program's buffer count, then per buffer the
+  // floats it spans where the stage touches it, 0 where it does not.
+  void emit_buffer_table(const ir::Stage& stage) {
+    std::vector<uint64_t> table = {program_.buffers.size()};
+    for (const ir::Buffer& buffer : program_.buffers) {
+      uint64_t floats = 1;
+      for (int64_t d : buffer->shape) floats *= static_cast<uint64_t>(d);
+      table.push_back(touched_.count(buffer.get()) ? std::max<uint64_t>(1, floats) : 0);
+    }
+    llvm::Constant* init = llvm::ConstantDataArray::get(ctx_, table);
+    new llvm::GlobalVariable(module_, init->getType(), /*isConstant=*/true,
+                             llvm::GlobalValue::ExternalLinkage, init,
+                             stage.name + KILN_BUFFER_TABLE_SUFFIX);
+  }
 
   void fail(const std::string& message) {
     if (status_.ok()) status_ = CompileError(message);
@@ -161,6 +179,7 @@ class CodeGen {
 
   llvm::Value* buffer_ptr(const ir::Buffer& buffer) {
     auto it = st_.buffers.find(buffer.get());
+    touched_.insert(buffer.get());
     if (it != st_.buffers.end()) return it->second;
     fail("buffer " + buffer->name + " is used outside its allocation");
     return llvm::ConstantPointerNull::get(ptr_);
@@ -805,6 +824,9 @@ class CodeGen {
   llvm::PointerType* ptr_;
   std::unordered_map<const ir::BufferNode*, std::pair<llvm::MDNode*, llvm::MDNode*>> alias_;
   FunctionState st_;
+  // Buffers the current stage loads from or stores to, in its own code or its parallel bodies
+  // (which are emitted with their own FunctionState).
+  std::set<const ir::BufferNode*> touched_;
   const ir::ExprNode* lane_var_ = nullptr;         // the variable of the SIMD body being emitted
   int lanes_ = 0;                                  // its width; 0 outside SIMD bodies
   std::set<const ir::BufferNode*> local_buffers_;  // allocated around the code being emitted

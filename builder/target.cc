@@ -85,6 +85,33 @@ Target host_target() {
   return t;
 }
 
+Status runs_on_host(const Target& target) {
+  initialize_llvm();
+  const Target host = host_target();
+  auto arch = [](const std::string& triple) { return triple.substr(0, triple.find('-')); };
+  const std::string where = "target '" + target.to_string() + "': ";
+  if (arch(target.triple) != arch(host.triple)) {
+    return InvalidArgument(where + "code for " + arch(target.triple) + "; this machine runs " +
+                           arch(host.triple));
+  }
+  std::string error;
+  const llvm::Target* backend = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  if (!backend) return InvalidArgument(where + error);
+  std::unique_ptr<llvm::MCSubtargetInfo> want(
+      backend->createMCSubtargetInfo(target.triple, target.cpu, target.features));
+  if (!want) return InvalidArgument(where + "no subtarget information");
+  // The features LLVM detects on the host are the instruction sets; a CPU's tuning features
+  // (also "features" to LLVM) say nothing of what runs.
+  for (const auto& f : llvm::sys::getHostCPUFeatures()) {
+    const std::string name = f.first().str();
+    if (!f.second && want->checkFeatures("+" + name)) {
+      return InvalidArgument(where + "needs CPU feature '" + name + "', which this machine (" +
+                             host.cpu + ") lacks");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<Target> parse_target(std::string_view text) {
   std::istringstream in{std::string(text)};
   std::string word;

@@ -17,5 +17,11 @@ namespace kiln::builder {
 Result<Target> parse_target(std::string_view text);
 // The machine kiln runs on.
 Target host_target();
+// Whether code generated for `target` may run on this machine: the same architecture, and every
+// CPU feature the target's CPU and -mattr enable is one the host has. The error names the
+// architectures or the first missing feature. Compiling for a target is always allowed; this
+// guards running its code here (constant stages at compile time, measurements), which would
+// otherwise die with SIGILL.
+Status runs_on_host(const Target& target);
 
 }  // namespace kiln::builder

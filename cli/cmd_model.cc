@@ -133,6 +133,12 @@ Command add_compile_command(CLI::App& app) {
                     report.plan_unmeasured_kernels);
       }
     }
+    if (!report.not_run_here.empty()) {
+      std::printf(
+          "note: %s; none of its code ran here (constant stages ran from a build for this "
+          "machine, layout conversion costs are fixed estimates)\n",
+          report.not_run_here.c_str());
+    }
     std::printf("wrote %s (target %s, %.1f MB)\n", o->output.c_str(), model.target.c_str(),
                 (model.shared_object.size() + model.constants.size() * 4.0) / 1e6);
     return 0;

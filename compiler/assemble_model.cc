@@ -10,6 +10,7 @@
 
 #include "builder/codegen_llvm.h"
 #include "builder/linker.h"
+#include "builder/target.h"
 #include "compiler/stage_access.h"
 #include "runtime/artifact.h"
 #include "runtime/thread_pool.h"
@@ -22,18 +23,10 @@ std::string symbol_safe(const std::string& text) {
   return out;
 }
 
-Status assemble_model(KernelGraph g, const Target& target, int jobs, ModelArtifact* model) {
-  auto root = [&](int value) {
-    while (g.values[value].kind == ModelValueKind::kView) value = g.values[value].view_of;
-    return value;
-  };
+namespace {
 
-  // Stage symbols are unique per kernel.
-  for (size_t k = 0; k < g.kernels.size(); ++k) {
-    for (ir::Stage& stage : g.kernels[k].program.stages) {
-      stage.name = "k" + std::to_string(k) + "_" + symbol_safe(stage.name);
-    }
-  }
+// The kernels compiled for `target` on `jobs` threads and linked into one shared object.
+Result<std::string> link_kernels(const KernelGraph& g, const Target& target, int jobs) {
   std::vector<Result<std::string>> objects(g.kernels.size(), InternalError("not built"));
   std::atomic<size_t> next{0};
   auto worker = [&] {
@@ -53,12 +46,37 @@ Status assemble_model(KernelGraph g, const Target& target, int jobs, ModelArtifa
     }
     object_views.push_back(*objects[k]);
   }
+  return builder::link_shared_object(object_views);
+}
+
+}  // namespace
+
+Status assemble_model(KernelGraph g, const Target& target, int jobs, ModelArtifact* model) {
+  auto root = [&](int value) {
+    while (g.values[value].kind == ModelValueKind::kView) value = g.values[value].view_of;
+    return value;
+  };
+
+  // Stage symbols are unique per kernel.
+  for (size_t k = 0; k < g.kernels.size(); ++k) {
+    for (ir::Stage& stage : g.kernels[k].program.stages) {
+      stage.name = "k" + std::to_string(k) + "_" + symbol_safe(stage.name);
+    }
+  }
   // Stages that read only constants run now (weight packing, constant operands), once. A model
-  // without kernels (constant outputs only) has no code.
+  // without kernels (constant outputs only) has no code. Code for a target this machine cannot
+  // run (another architecture, or a CPU with features the host lacks) is never executed here:
+  // the constant stages then run from a second build of the kernels for the host.
   std::unique_ptr<Artifact> so;
   if (!g.kernels.empty()) {
-    KILN_ASSIGN_OR_RETURN(model->shared_object, builder::link_shared_object(object_views));
-    KILN_ASSIGN_OR_RETURN(so, Artifact::load_from_bytes(model->shared_object, "kiln-compile"));
+    KILN_ASSIGN_OR_RETURN(model->shared_object, link_kernels(g, target, jobs));
+    std::string host_code;
+    const std::string* code = &model->shared_object;
+    if (!builder::runs_on_host(target).ok()) {
+      KILN_ASSIGN_OR_RETURN(host_code, link_kernels(g, builder::host_target(), jobs));
+      code = &host_code;
+    }
+    KILN_ASSIGN_OR_RETURN(so, Artifact::load_from_bytes(*code, "kiln-compile"));
   }
   std::map<int, int> writers;
   std::vector<std::vector<StageAccess>> access(g.kernels.size());

@@ -755,7 +755,11 @@ Status ModelCompiler::plan_layouts(CompileReport* report) {
   // Transform costs: measured on this machine when there is a choice to make.
   TransformCosts costs = TransformCosts::estimated();
   std::string costs_note = "not measured: no conv had a choice of blocks";
-  if (any_choice) {
+  Status runnable = builder::runs_on_host(target_);
+  if (any_choice && !runnable.ok()) {
+    // The host's timings say nothing of another CPU's, and its kernels must not run here.
+    costs_note = "fixed estimates, not measured: " + runnable.message();
+  } else if (any_choice) {
     Result<TransformCosts> measured = TransformCosts::measure(builder::host_target());
     if (measured.ok()) {
       costs = std::move(measured).value();
@@ -831,6 +835,8 @@ Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
       report->tasks.push_back(task);
       if (!task.tuned) ++report->untuned_tasks;
     }
+    Status runnable = builder::runs_on_host(target_);
+    report->not_run_here = runnable.ok() ? "" : runnable.message();
     report->kernels = static_cast<int>(model.steps.size());
     report->fused_nodes = fused_nodes_;
     report->layout_transforms = layout_transforms_;

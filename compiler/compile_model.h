@@ -59,6 +59,10 @@ struct CompileReport {
   int plan_transforms = 0;            // conv-to-conv edges whose blocks differ
   int plan_unmeasured_kernels = 0;    // chosen configs with no time (not in the estimate)
   std::string transform_costs;        // how the transform costs were obtained
+  // Why the target's code cannot run on this machine (builder::runs_on_host), "" when it can:
+  // then nothing compiled for the target ran here (constant stages ran from a host build of the
+  // kernels, and transform costs are fixed estimates).
+  std::string not_run_here;
   double build_seconds = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "frontend/constant_fold.h"
+#include "frontend/model_checks.h"
 #include "frontend/onnx_convert.h"
 #include "frontend/supported_ops.h"
 
@@ -334,6 +335,8 @@ Result<Graph> import_onnx(const std::string& path, const ImportOptions& options)
   KILN_ASSIGN_OR_RETURN(int64_t opset, default_opset(model, path));
   KILN_RETURN_IF_ERROR(check_model(&model, path));
   KILN_RETURN_IF_ERROR(check_operators(model.graph(), path));
+  KILN_RETURN_IF_ERROR(check_graph_structure(model.graph(), path));
+  KILN_RETURN_IF_ERROR(check_window_attributes(model.graph(), path));
   KILN_RETURN_IF_ERROR(bind_inputs(model.mutable_graph(), options, path));
   KILN_RETURN_IF_ERROR(fix_input_shapes(model.mutable_graph(), options, path));
 
@@ -346,7 +349,9 @@ Result<Graph> import_onnx(const std::string& path, const ImportOptions& options)
     KILN_ASSIGN_OR_RETURN(int folded, fold_constants(&model, opset, &node_index, path));
     if (folded == 0) break;
   }
-  return build_graph(model, opset, node_index, path);
+  KILN_ASSIGN_OR_RETURN(Graph graph, build_graph(model, opset, node_index, path));
+  KILN_RETURN_IF_ERROR(check_operands(graph));
+  return graph;
 }
 
 Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(std::string_view text) {

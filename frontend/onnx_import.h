@@ -1,10 +1,11 @@
 // ONNX import: an .onnx file -> a Graph (frontend/graph.h) with static shapes, constant
 // sub-graphs folded, every operator supported and every compute path in float32.
 //
-//   parse (protobuf) -> opset 11..17 -> ONNX checker -> supported operators -> fix symbolic
-//   input dimensions (ImportOptions::input_shapes) -> repeat { ONNX shape inference, constant
-//   folding } until nothing folds -> Graph, checking that every shape is static and every data
-//   tensor float32.
+//   parse (protobuf) -> opset 11..17 -> ONNX checker -> supported operators -> graph structure
+//   and window attributes (frontend/model_checks.h) -> fix symbolic input dimensions
+//   (ImportOptions::input_shapes) -> repeat { ONNX shape inference, constant folding } until
+//   nothing folds -> Graph, checking that every shape is static and every data tensor float32
+//   -> the operand shapes of tunable operators (model_checks.h).
 //
 // Every failure is a Status naming the file and, where there is one, the node (its name, index
 // and op type) or tensor: a file that is not ONNX or is truncated, a model the checker rejects,

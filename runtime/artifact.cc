@@ -121,4 +121,9 @@ Result<kiln_stage_fn> Artifact::stage(std::string_view symbol) const {
   return reinterpret_cast<kiln_stage_fn>(sym);
 }
 
+const uint64_t* Artifact::buffer_table(std::string_view symbol) const {
+  const std::string name = std::string(symbol) + KILN_BUFFER_TABLE_SUFFIX;
+  return static_cast<const uint64_t*>(dlsym(handle_, name.c_str()));
+}
+
 }  // namespace kiln

@@ -39,6 +39,9 @@ class Artifact {
   // The exported stage function `symbol`; kRuntime naming the symbol and the label if absent.
   // The pointer is valid while this artifact lives.
   Result<kiln_stage_fn> stage(std::string_view symbol) const;
+  // The stage's buffer table (kernel_abi.h: the buffer count, then the floats touched per
+  // buffer), or null for an object without one (code built by an older kiln).
+  const uint64_t* buffer_table(std::string_view symbol) const;
 
   const std::string& label() const { return label_; }
 

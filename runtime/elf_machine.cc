@@ -37,6 +37,36 @@ uint16_t host_machine() {
 #endif
 }
 
+// The dynamic loader maps segments straight from the file: one that reaches past the end of a
+// truncated object would fault (SIGBUS) on first touch instead of failing to load.
+Status check_extents(std::string_view bytes, const Elf64_Ehdr& header, const std::string& label) {
+  const uint64_t size = bytes.size();
+  auto fits = [&](uint64_t offset, uint64_t length) {
+    return offset <= size && length <= size - offset;
+  };
+  auto truncated = [&](const std::string& what) {
+    return InvalidArgument("artifact '" + label + "': truncated or corrupt shared object: " + what +
+                           " lies beyond its " + std::to_string(size) + " bytes");
+  };
+  if (header.e_phentsize != sizeof(Elf64_Phdr) ||
+      !fits(header.e_phoff, uint64_t{header.e_phnum} * sizeof(Elf64_Phdr))) {
+    return truncated("the program header table");
+  }
+  if (header.e_shoff != 0 &&
+      !fits(header.e_shoff, uint64_t{header.e_shnum} * uint64_t{header.e_shentsize})) {
+    return truncated("the section header table");
+  }
+  for (uint16_t i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, bytes.data() + header.e_phoff + i * sizeof(Elf64_Phdr), sizeof ph);
+    if (ph.p_type != PT_NULL && !fits(ph.p_offset, ph.p_filesz)) {
+      return truncated("segment " + std::to_string(i) + " (bytes " + std::to_string(ph.p_offset) +
+                       " + " + std::to_string(ph.p_filesz) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::string> elf_machine_name(std::string_view bytes) {
@@ -71,7 +101,7 @@ Status check_runs_here(std::string_view bytes, const std::string& label) {
     return RuntimeError("artifact '" + label + "': not a shared object (ELF type " +
                         std::to_string(header.e_type) + ")");
   }
-  return Status::Ok();
+  return check_extents(bytes, header, label);
 }
 
 }  // namespace kiln

@@ -19,7 +19,9 @@ std::string host_machine_name();
 
 // Ok when `bytes` is a 64-bit little-endian ELF shared object of this machine's architecture;
 // otherwise kRuntime naming `label`, the object's architecture and this machine's, e.g.
-// "artifact 'x': code for aarch64; this machine runs x86_64".
+// "artifact 'x': code for aarch64; this machine runs x86_64". kInvalidArgument when its program
+// headers, section headers or segments reach past the end of `bytes` (a truncated object, which
+// the loader would map and fault on).
 Status check_runs_here(std::string_view bytes, const std::string& label);
 
 }  // namespace kiln

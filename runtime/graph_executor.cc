@@ -1,5 +1,7 @@
 #include "runtime/graph_executor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -10,13 +12,16 @@
 #include "runtime/thread_pool.h"
 
 namespace kiln {
-namespace {
 
-// A 64-byte-aligned float allocation (kernels use aligned vector loads on whole buffers).
-struct FreeDeleter {
+// A 64-byte-aligned float allocation (kernels use aligned vector loads on whole buffers). Outside
+// the anonymous namespace because GraphExecutor::Impl holds them (GCC's -Wsubobject-linkage
+// fires in the unity build otherwise).
+struct ExecutorFreeDeleter {
   void operator()(float* p) const { std::free(p); }
 };
-using AlignedFloats = std::unique_ptr<float[], FreeDeleter>;
+using AlignedFloats = std::unique_ptr<float[], ExecutorFreeDeleter>;
+
+namespace {
 
 AlignedFloats AllocateAligned(int64_t bytes) {
   const int64_t rounded = std::max<int64_t>(
@@ -25,6 +30,37 @@ AlignedFloats AllocateAligned(int64_t bytes) {
   KILN_CHECK(p != nullptr) << "out of memory allocating " << rounded << " bytes";
   std::memset(p, 0, static_cast<size_t>(rounded));
   return AlignedFloats(static_cast<float*>(p));
+}
+
+// A model's header names the values a step passes; the code says what its stage touches. A
+// header that passes no buffer, or a smaller one, where the stage reads or writes would have
+// the kernel dereference null or run off the end of the buffer.
+Status CheckStepBuffers(const ModelArtifact& model, size_t s, const uint64_t* table,
+                        const std::string& label) {
+  const ModelStep& step = model.steps[s];
+  const std::string where = label + ": step " + std::to_string(s) + " ('" + step.label + "')";
+  constexpr uint64_t kMaxBuffers = 1 << 16;
+  if (table[0] > kMaxBuffers) {
+    return InvalidArgument(where + ": its stage '" + step.symbol + "' claims " +
+                           std::to_string(table[0]) + " buffers");
+  }
+  for (uint64_t b = 0; b < table[0]; ++b) {
+    const uint64_t needed = table[1 + b];
+    if (needed == 0) continue;
+    const int id = b < step.buffers.size() ? step.buffers[b] : -1;
+    if (id < 0) {
+      return InvalidArgument(where + " passes no value as buffer " + std::to_string(b) +
+                             ", which its stage '" + step.symbol + "' uses");
+    }
+    const uint64_t floats = static_cast<uint64_t>(std::max<int64_t>(1, model.values[id].floats()));
+    if (floats < needed) {
+      return InvalidArgument(where + " passes value " + std::to_string(id) + " ('" +
+                             model.values[id].name + "') of " + std::to_string(floats) +
+                             " floats as buffer " + std::to_string(b) + ", which its stage '" +
+                             step.symbol + "' uses " + std::to_string(needed) + " floats of");
+    }
+  }
+  return Status::Ok();
 }
 
 int ResolveView(const ModelArtifact& model, int id) {
@@ -47,6 +83,7 @@ struct GraphExecutor::Impl {
   std::unique_ptr<ThreadPool> pool;
   std::vector<kiln_stage_fn> stages;           // per step
   std::vector<std::vector<float*>> step_args;  // per step: its buffers' storage
+  std::vector<size_t> arg_counts;              // per step: the slots its stage reads
   std::vector<float*> storage;                 // per value: where its elements live
   std::vector<AlignedFloats> owned;            // input and output buffers
   AlignedFloats constants;
@@ -104,6 +141,23 @@ Status GraphExecutor::Impl::Plan() {
   const MemoryPlan plan = plan_memory(live);
   arena_bytes = plan.arena_bytes;
   unplanned_bytes = plan.unplanned_bytes;
+  // A header may claim shapes no machine holds (validate_model bounds each value only to 2^42
+  // elements, against overflow): refuse what exceeds this machine's memory rather than die
+  // allocating it.
+  const int64_t memory = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  int64_t needed = arena_bytes + static_cast<int64_t>(model.constants.size() * sizeof(float));
+  for (int id = 0; id < num_values; ++id) {
+    const ModelValue& v = model.values[id];
+    if (v.kind == ModelValueKind::kInput || v.kind == ModelValueKind::kOutput ||
+        (v.kind == ModelValueKind::kIntermediate && first[id] < 0)) {
+      needed += std::max<int64_t>(1, v.num_elements()) * static_cast<int64_t>(sizeof(float));
+      if (needed > memory) break;  // each term is at most 2^44: no overflow before this
+    }
+  }
+  if (needed > memory) {
+    return InvalidArgument(label + ": its values need " + std::to_string(needed) +
+                           " bytes of memory, more than this machine's " + std::to_string(memory));
+  }
   arena = AllocateAligned(arena_bytes);
 
   constants = AllocateAligned(static_cast<int64_t>(model.constants.size() * sizeof(float)));
@@ -127,9 +181,13 @@ Status GraphExecutor::Impl::Plan() {
   }
   for (int id = 0; id < num_values; ++id) storage[id] = storage[root[id]];
 
-  for (const ModelStep& step : model.steps) {
-    std::vector<float*> args;
-    for (int id : step.buffers) args.push_back(id < 0 ? nullptr : storage[id]);
+  for (size_t s = 0; s < model.steps.size(); ++s) {
+    // Every slot the stage's code reads a pointer from exists, null where it touches nothing.
+    std::vector<float*> args(arg_counts[s], nullptr);
+    for (size_t b = 0; b < model.steps[s].buffers.size(); ++b) {
+      const int id = model.steps[s].buffers[b];
+      if (id >= 0) args[b] = storage[id];
+    }
     step_args.push_back(std::move(args));
   }
   return Status::Ok();
@@ -166,6 +224,12 @@ Result<std::unique_ptr<GraphExecutor>> GraphExecutor::create(ModelArtifact model
                           "'): the shared object exports no symbol '" + step.symbol + "'");
     }
     impl.stages.push_back(*fn);
+    size_t count = step.buffers.size();
+    if (const uint64_t* table = impl.artifact->buffer_table(step.symbol)) {
+      KILN_RETURN_IF_ERROR(CheckStepBuffers(impl.model, s, table, label));
+      count = std::max<size_t>(count, table[0]);
+    }
+    impl.arg_counts.push_back(count);
   }
   KILN_RETURN_IF_ERROR(impl.Plan());
   for (int id : impl.model.inputs) {

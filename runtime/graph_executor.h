@@ -33,8 +33,10 @@ class GraphExecutor {
   // Validates the model (validate_model), checks the CPU features, loads the shared object,
   // resolves every step's symbol and plans memory. Errors name the artifact (`label`, e.g. its
   // file name) and the problem: kInvalidArgument for an inconsistent model, a missing CPU
-  // feature, a foreign target or an output no step writes; kRuntime for a shared object the
-  // loader rejects or a step symbol it does not export.
+  // feature, a foreign target, an output no step writes, a step whose buffers do not cover what
+  // its stage's code touches (the object's buffer table, kernel_abi.h), a truncated shared
+  // object, or values needing more memory than the machine has; kRuntime for a shared object
+  // the loader rejects or a step symbol it does not export.
   static Result<std::unique_ptr<GraphExecutor>> create(ModelArtifact model, int threads = 1,
                                                        std::string label = "model");
   ~GraphExecutor();

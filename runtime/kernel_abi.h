@@ -26,6 +26,12 @@ typedef struct KilnRuntimeApi {
 
 typedef void (*kiln_stage_fn)(float* const* buffers, const KilnRuntimeApi* api);
 
+// Beside each stage function `S`, the object exports `S` KILN_BUFFER_TABLE_SUFFIX: uint64_t
+// values, the program's buffer count n, then n entries: the floats the stage may touch in that
+// buffer (at least 1), or 0 for a buffer it never touches (which may be null). A loader checks a
+// model's buffers against it before calling the stage.
+#define KILN_BUFFER_TABLE_SUFFIX ".kiln_buffers"
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,9 +14,10 @@ using nlohmann::json;
 
 constexpr std::string_view kMagic = "KILNMODL";
 constexpr size_t kDigestBytes = 32;
-// The largest element count a value may have: its byte size must fit an int64 with room to
-// spare for alignment, so that the executor's planner never overflows.
-constexpr int64_t kMaxElements = int64_t{1} << 56;
+// The largest element count a value may have (16 TiB of float32): sums of a million such sizes
+// still fit an int64, so that the executor's planner never overflows (it refuses, against the
+// machine's memory, what it cannot allocate).
+constexpr int64_t kMaxElements = int64_t{1} << 42;
 
 // --- little-endian primitives. kiln runs on x86-64 only (check_cpu_features rejects other
 // targets), but the format is defined byte by byte so it does not depend on that.
