@@ -158,7 +158,7 @@ struct RunOptions {
 
 void AddCommonOptions(CLI::App* cmd, RunOptions* o) {
   cmd->add_option("model", o->model, "the compiled model (kiln compile -o model.kiln)")->required();
-  add_bounded(cmd, "--threads", &o->threads, 1, 1024,
+  add_bounded(cmd, "--threads", &o->threads, 1, max_pool_threads(),
               "threads running the kernels (default: KILN_NUM_THREADS, else the cores)");
 }
 
