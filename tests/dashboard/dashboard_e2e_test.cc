@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -382,6 +383,76 @@ TEST(DashboardE2E, MalformedRequestsNeitherCrashNorHang) {
     ::close(fd);
   }
   EXPECT_EQ(serve.wait_exit(0), -2) << "the daemon died:\n" << serve.log();
+}
+
+// Issue 20: four clients sending a header byte every 3 s held all four workers, and an
+// authorized /metrics timed out. A head must now arrive whole within 5 s, waiting holds no
+// worker, and one worker is kept for authorized requests.
+TEST(DashboardE2E, SlowClientsDoNotHoldTheWorkers) {
+  TempDir dir;
+  ServeProcess serve({"--db", dir.file("k.db"), "--http", "127.0.0.1:0"}, dir.file("serve.log"));
+  Dashboard d = dashboard_of(serve);
+  ASSERT_FALSE(d.url.empty()) << serve.log();
+  const auto start = std::chrono::steady_clock::now();
+  // Twice as many slow clients as workers, each a byte of its head every 200 ms (never long
+  // enough between two bytes for a per-read timeout).
+  std::vector<int> slow;
+  for (int i = 0; i < 8; ++i) {
+    int fd = connect_to(d);
+    ASSERT_GE(fd, 0);
+    ASSERT_GT(::send(fd, "GET / HTTP/1.1\r\nX-Slow: ", 24, MSG_NOSIGNAL), 0);
+    slow.push_back(fd);
+  }
+  std::atomic<bool> stop{false};
+  std::thread dribble([&] {
+    while (!stop) {
+      for (int fd : slow) (void)::send(fd, "a", 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const std::string ok_request = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                                 d.token + "\r\nConnection: close\r\n\r\n";
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string ok = send_raw(d, ok_request, /*half_close=*/false, /*timeout_ms=*/3000);
+    EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok.substr(0, 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  }
+  // Unauthenticated requests are still answered (401) while the slow clients dribble.
+  std::string refused = send_raw(d, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                                 /*half_close=*/false, /*timeout_ms=*/3000);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 401", 0), 0u) << refused.substr(0, 200);
+  // Each slow client is dropped once its head's deadline (5 s) passes, though it keeps sending.
+  for (int fd : slow) {
+    bool closed = false;
+    pollfd p{fd, POLLIN, 0};
+    char buf[512];
+    while (!closed && ::poll(&p, 1, 8000) == 1) closed = ::recv(fd, buf, sizeof buf, 0) <= 0;
+    EXPECT_TRUE(closed);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(9));
+  stop = true;
+  dribble.join();
+  for (int fd : slow) ::close(fd);
+  EXPECT_EQ(serve.wait_exit(0), -2) << "the daemon died:\n" << serve.log();
+}
+
+// Issue 20: the ?token= redirect echoed the request's raw bytes into Location.
+TEST(DashboardE2E, TokenRedirectEchoesNoControlCharacters) {
+  TempDir dir;
+  ServeProcess serve({"--db", dir.file("k.db"), "--http", "127.0.0.1:0"}, dir.file("serve.log"));
+  Dashboard d = dashboard_of(serve);
+  ASSERT_FALSE(d.url.empty()) << serve.log();
+  std::string reply = send_raw(
+      d,
+      "GET /\x01x\x7f?a=1&token=" + d.token + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      /*half_close=*/false);
+  ASSERT_EQ(reply.rfind("HTTP/1.1 303", 0), 0u) << reply;
+  const size_t at = reply.find("\r\nLocation: ");
+  ASSERT_NE(at, std::string::npos) << reply;
+  const size_t begin = at + 12;
+  EXPECT_EQ(reply.substr(begin, reply.find("\r\n", begin) - begin), "/%01x%7F?a=1");
 }
 
 TEST(DashboardE2E, BeyondLoopbackOnlyOverHttps) {
