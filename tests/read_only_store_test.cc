@@ -1,10 +1,6 @@
 // kiln best / export / report on a store on read-only media: a read-only bind mount made in a
 // private mount namespace (unshare -m), where SQLite cannot create the WAL store's shared-memory
 // file beside it. Skipped where no such mount can be made (no CAP_SYS_ADMIN).
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,19 +17,8 @@ namespace {
 
 using testing::CommandResult;
 using testing::run_kiln;
+using testing::run_shell;
 using testing::TempDir;
-
-CommandResult run_shell(const std::string& command) {
-  CommandResult r{-1, ""};
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 // `kiln args` with `dir` mounted read-only over itself (only for this command's namespace).
 std::string on_read_only(const std::string& dir, const std::string& inner) {

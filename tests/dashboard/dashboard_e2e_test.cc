@@ -337,6 +337,17 @@ std::string send_raw(const Dashboard& d, const std::string& bytes, bool half_clo
   return reply;
 }
 
+// Whether the server closes connection `fd` (reading and dropping what it sends), with no
+// more than `timeout_ms` between two reads.
+bool closed_by_server(int fd, int timeout_ms) {
+  pollfd p{fd, POLLIN, 0};
+  char buf[512];
+  while (::poll(&p, 1, timeout_ms) == 1) {
+    if (::recv(fd, buf, sizeof buf, 0) <= 0) return true;
+  }
+  return false;
+}
+
 TEST(DashboardE2E, MalformedRequestsNeitherCrashNorHang) {
   TempDir dir;
   ServeProcess serve({"--db", dir.file("k.db"), "--http", "127.0.0.1:0"}, dir.file("serve.log"));
@@ -375,11 +386,7 @@ TEST(DashboardE2E, MalformedRequestsNeitherCrashNorHang) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
   // The stalled clients are answered and dropped after the read timeout (5 s).
   for (int fd : stalled) {
-    bool closed = false;
-    pollfd p{fd, POLLIN, 0};
-    char buf[512];
-    while (!closed && ::poll(&p, 1, 15000) == 1) closed = ::recv(fd, buf, sizeof buf, 0) <= 0;
-    EXPECT_TRUE(closed);
+    EXPECT_TRUE(closed_by_server(fd, 15000));
     ::close(fd);
   }
   EXPECT_EQ(serve.wait_exit(0), -2) << "the daemon died:\n" << serve.log();
@@ -424,13 +431,7 @@ TEST(DashboardE2E, SlowClientsDoNotHoldTheWorkers) {
                                  /*half_close=*/false, /*timeout_ms=*/3000);
   EXPECT_EQ(refused.rfind("HTTP/1.1 401", 0), 0u) << refused.substr(0, 200);
   // Each slow client is dropped once its head's deadline (5 s) passes, though it keeps sending.
-  for (int fd : slow) {
-    bool closed = false;
-    pollfd p{fd, POLLIN, 0};
-    char buf[512];
-    while (!closed && ::poll(&p, 1, 8000) == 1) closed = ::recv(fd, buf, sizeof buf, 0) <= 0;
-    EXPECT_TRUE(closed);
-  }
+  for (int fd : slow) EXPECT_TRUE(closed_by_server(fd, 8000));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(9));
   stop = true;
   dribble.join();
