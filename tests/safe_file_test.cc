@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "runtime/model_artifact.h"
 #include "tests/hand_model.h"
+#include "tests/onnx_models.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 #include "tests/tvm_log_lines.h"
@@ -199,10 +200,17 @@ TEST(OutputSafetyCli, RunOutputAndCompiledModelRefuseASymlink) {
   EXPECT_NE(r.output.find("refusing to write: it is a symbolic link"), std::string::npos)
       << r.output;
   EXPECT_EQ(slurp(target), "keep");
-  // The compiled-model writer is the same helper.
-  Status s = write_model_file(testing::hand_model(false), link);
-  EXPECT_EQ(s.code(), StatusCode::kIo) << s.message();
+  // kiln compile -o, refused before it compiles.
+  testing::OnnxModel m;
+  m.input("x", {1, 8});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  r = run_kiln("compile " + m.write("relu") + " -o " + link);
+  EXPECT_EQ(r.exit_code, 74) << r.output;
+  EXPECT_NE(r.output.find(link + ": refusing to write: it is a symbolic link"), std::string::npos)
+      << r.output;
   EXPECT_EQ(slurp(target), "keep");
+  EXPECT_TRUE(is_symlink(link));
 }
 
 TEST(InputBoundsCli, JobAndBenchFilesMustBeSmallRegularFiles) {
