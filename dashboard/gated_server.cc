@@ -58,8 +58,11 @@ class ConnectionStream final : public httplib::Stream {
   // Reads until `pending_` holds a complete head ("\r\n\r\n"): false on the deadline, end of
   // stream, an error or a head over kMaxHeadBytes.
   bool wait_for_head(Clock::time_point deadline) {
+    // Each new byte is searched once: a client sending a byte at a time costs no more.
+    size_t searched = 0;
     for (;;) {
-      if (pending_.find("\r\n\r\n") != std::string::npos) return true;
+      if (pending_.find("\r\n\r\n", searched) != std::string::npos) return true;
+      searched = pending_.size() < 3 ? 0 : pending_.size() - 3;
       if (pending_.size() > GatedServer::kMaxHeadBytes) return false;
       if (!wait_for(fd_, POLLIN, millis_until(deadline))) return false;
       char buf[4096];
