@@ -178,8 +178,10 @@ bool writable_directory(const std::string& path) {
 }
 
 // A read-only open where no file can be created beside the store (a read-only mount, a DVD, a
-// directory of someone else's): SQLite's plain read-only open of a WAL store fails there, since
-// it needs a shared-memory file; nobody can write the store either, so it is read as immutable.
+// directory of someone else's) and no shared-memory file is there: SQLite's plain read-only open
+// of a WAL store fails, since it needs one. No process has the store open (every WAL connection
+// keeps that file), so it is read as immutable. (With the file there, a writer may be live, and
+// the plain read-only open, which works then, sees its commits.)
 Result<std::unique_ptr<sqlite::Database>> open_on_read_only_media(
     const std::string& path, const std::vector<Migration>& migrations) {
   // Immutable ignores a WAL file: committed records in it would be silently missing.
@@ -268,7 +270,9 @@ Status check_schema(sqlite::Database& db, const std::vector<Migration>& migratio
 Result<std::unique_ptr<sqlite::Database>> open_store_database(const std::string& path,
                                                               bool read_only, int busy_timeout_ms) {
   const std::vector<Migration>& migrations = schema_migrations();
-  if (read_only && !writable_directory(path)) return open_on_read_only_media(path, migrations);
+  if (read_only && !writable_directory(path) && ::access((path + "-shm").c_str(), F_OK) != 0) {
+    return open_on_read_only_media(path, migrations);
+  }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
                         sqlite::Database::open(path, read_only, busy_timeout_ms));
   if (!read_only) {
@@ -281,7 +285,7 @@ Result<std::unique_ptr<sqlite::Database>> open_store_database(const std::string&
   KILN_ASSIGN_OR_RETURN(Identity id, read_identity_snapshot(*db));
   bool older_kiln_store = id.application_id == kApplicationId && id.version > 0 &&
                           id.version < last_version(migrations);
-  if (older_kiln_store && ::access(path.c_str(), W_OK) == 0) {
+  if (older_kiln_store && ::access(path.c_str(), W_OK) == 0 && writable_directory(path)) {
     db.reset();
     KILN_RETURN_IF_ERROR(open_store_database(path, /*read_only=*/false, busy_timeout_ms).status());
     KILN_ASSIGN_OR_RETURN(db, sqlite::Database::open(path, read_only, busy_timeout_ms));
