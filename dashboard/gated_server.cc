@@ -1,6 +1,7 @@
 #include "dashboard/gated_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -49,11 +50,49 @@ void address_of(int fd, bool peer, std::string& ip, int& port) {
   ip = text;
 }
 
+// One read or write on a non-blocking socket, through TLS when `ssl` is set, waiting at most
+// `timeout_ms` for the socket: bytes moved, 0 at the end of the stream, -1 on error or timeout.
+ssize_t transfer(int fd, SSL* ssl, bool reading, char* buf, size_t size, int timeout_ms) {
+  for (;;) {
+    short wait = reading ? POLLIN : POLLOUT;
+    if (ssl != nullptr) {
+      const int n = static_cast<int>(std::min<size_t>(size, 1 << 30));
+      int r = reading ? SSL_read(ssl, buf, n) : SSL_write(ssl, buf, n);
+      if (r > 0) return r;
+      int e = SSL_get_error(ssl, r);
+      if (e == SSL_ERROR_ZERO_RETURN) return 0;
+      if (e == SSL_ERROR_WANT_READ) {
+        wait = POLLIN;
+      } else if (e == SSL_ERROR_WANT_WRITE) {
+        wait = POLLOUT;
+      } else {
+        return -1;
+      }
+    } else {
+      ssize_t r = reading ? ::recv(fd, buf, size, 0) : ::send(fd, buf, size, MSG_NOSIGNAL);
+      if (r >= 0) return r;
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
+    }
+    if (!wait_for(fd, wait, timeout_ms)) return -1;
+  }
+}
+
+// The TLS handshake of a new connection, by `deadline`.
+bool tls_accept(int fd, SSL* ssl, Clock::time_point deadline) {
+  for (;;) {
+    int r = SSL_accept(ssl);
+    if (r == 1) return true;
+    int e = SSL_get_error(ssl, r);
+    short wait = e == SSL_ERROR_WANT_READ ? POLLIN : e == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    if (wait == 0 || !wait_for(fd, wait, millis_until(deadline))) return false;
+  }
+}
+
 // A connection's stream: the bytes read ahead while waiting for a head come first, then the
-// socket, with cpp-httplib's per-operation timeouts.
+// socket, with cpp-httplib's per-operation timeouts. The socket is non-blocking.
 class ConnectionStream final : public httplib::Stream {
  public:
-  explicit ConnectionStream(int fd) : fd_(fd) {}
+  ConnectionStream(int fd, SSL* ssl) : fd_(fd), ssl_(ssl) {}
 
   // Reads until `pending_` holds a complete head ("\r\n\r\n"): false on the deadline, end of
   // stream, an error or a head over kMaxHeadBytes.
@@ -64,18 +103,17 @@ class ConnectionStream final : public httplib::Stream {
       if (pending_.find("\r\n\r\n", searched) != std::string::npos) return true;
       searched = pending_.size() < 3 ? 0 : pending_.size() - 3;
       if (pending_.size() > GatedServer::kMaxHeadBytes) return false;
-      if (!wait_for(fd_, POLLIN, millis_until(deadline))) return false;
       char buf[4096];
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
+      ssize_t n = transfer(fd_, ssl_, true, buf, sizeof buf, millis_until(deadline));
+      if (n <= 0 || Clock::now() > deadline) return false;
       pending_.append(buf, static_cast<size_t>(n));
     }
   }
   std::string_view head() const { return pending_; }
 
   bool is_readable() const override {
-    return !pending_.empty() || wait_for(fd_, POLLIN, kTimeoutMs);
+    return !pending_.empty() || (ssl_ != nullptr && SSL_pending(ssl_) > 0) ||
+           wait_for(fd_, POLLIN, kTimeoutMs);
   }
   bool is_writable() const override { return wait_for(fd_, POLLOUT, kTimeoutMs); }
   ssize_t read(char* ptr, size_t size) override {
@@ -85,20 +123,10 @@ class ConnectionStream final : public httplib::Stream {
       pending_.erase(0, n);
       return static_cast<ssize_t>(n);
     }
-    if (!wait_for(fd_, POLLIN, kTimeoutMs)) return -1;
-    for (;;) {
-      ssize_t n = ::recv(fd_, ptr, size, 0);
-      if (n < 0 && errno == EINTR) continue;
-      return n;
-    }
+    return transfer(fd_, ssl_, true, ptr, size, kTimeoutMs);
   }
   ssize_t write(const char* ptr, size_t size) override {
-    if (!wait_for(fd_, POLLOUT, kTimeoutMs)) return -1;
-    for (;;) {
-      ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      return n;
-    }
+    return transfer(fd_, ssl_, false, const_cast<char*>(ptr), size, kTimeoutMs);
   }
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
     address_of(fd_, true, ip, port);
@@ -112,6 +140,7 @@ class ConnectionStream final : public httplib::Stream {
   // The read and write timeouts of one operation once a request is being served.
   static constexpr int kTimeoutMs = 5000;
   int fd_;
+  SSL* ssl_;
   std::string pending_;
 };
 
@@ -144,18 +173,50 @@ class GatedServer::Gate {
 GatedServer::GatedServer(std::function<bool(std::string_view)> authorized)
     : authorized_(std::move(authorized)) {}
 
+GatedServer::~GatedServer() { SSL_CTX_free(tls_); }
+
+bool GatedServer::use_tls(const std::string& cert_chain_pem, const std::string& key_pem) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) return false;
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert_chain_pem.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx, key_pem.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx) != 1) {
+    SSL_CTX_free(ctx);
+    return false;
+  }
+  SSL_CTX_free(tls_);
+  tls_ = ctx;
+  return true;
+}
+
 bool GatedServer::process_and_close_socket(socket_t sock) {
-  ConnectionStream stream(sock);
+  ::fcntl(sock, F_SETFL, ::fcntl(sock, F_GETFL) | O_NONBLOCK);
+  const auto first_deadline = Clock::now() + kHeadDeadline;
+  SSL* ssl = nullptr;
+  if (tls_ != nullptr) {
+    ssl = SSL_new(tls_);
+    if (ssl == nullptr || SSL_set_fd(ssl, sock) != 1 || !tls_accept(sock, ssl, first_deadline)) {
+      SSL_free(ssl);
+      ::close(sock);
+      return false;
+    }
+  }
+  ConnectionStream stream(sock, ssl);
   const size_t max_requests = keep_alive_max_count_;
   const auto keep_alive = std::chrono::seconds(keep_alive_timeout_sec_);
   bool ok = true;
   for (size_t served = 0; served < max_requests && is_running(); ++served) {
-    const auto deadline = Clock::now() + (served == 0 ? kHeadDeadline : keep_alive);
+    const auto deadline = served == 0 ? first_deadline : Clock::now() + keep_alive;
     if (!stream.wait_for_head(deadline)) break;
     Gate slot(*this, authorized_(stream.head()));
     bool closed = false;
     ok = process_request(stream, served + 1 == max_requests, closed, nullptr);
     if (!ok || closed) break;
+  }
+  if (ssl != nullptr) {
+    SSL_shutdown(ssl);  // best effort: the close_notify, without waiting for the peer's
+    SSL_free(ssl);
   }
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);

@@ -185,19 +185,16 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
   std::unique_ptr<DashboardServer> d(new DashboardServer(options, manager));
   d->token_ = token.token;
   KILN_ASSIGN_OR_RETURN(d->metrics_, JobMetrics::open(options.db));
+  auto gated = std::make_unique<GatedServer>(
+      [token = d->token_](std::string_view head) { return head_authorized(head, token); });
   if (tls) {
     farm::CertFiles files = farm::cert_files(options.certs_dir);
-    auto ssl =
-        std::make_unique<httplib::SSLServer>(files.server_pem.c_str(), files.server_key.c_str());
-    if (!ssl->is_valid()) {
+    if (!gated->use_tls(files.server_pem, files.server_key)) {
       return IoError("--http: cannot load the TLS certificate " + files.server_pem + " and key " +
                      files.server_key);
     }
-    d->server_ = std::move(ssl);
-  } else {
-    d->server_ = std::make_unique<GatedServer>(
-        [token = d->token_](std::string_view head) { return head_authorized(head, token); });
   }
+  d->server_ = std::move(gated);
   d->route();
   int port = at.port;
   if (at.port == 0) {
@@ -227,11 +224,8 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
 
 void DashboardServer::route() {
   httplib::Server& s = *server_;
-  // Plain HTTP: a thread per connection, the workers' slots gated (dashboard/gated_server.h).
-  const bool gated = dynamic_cast<GatedServer*>(server_.get()) != nullptr;
-  s.new_task_queue = [gated] {
-    return new IdleThreadPool(gated ? GatedServer::kConnections : GatedServer::kWorkers);
-  };
+  // A thread per connection; the workers' slots are gated (dashboard/gated_server.h).
+  s.new_task_queue = [] { return new IdleThreadPool(GatedServer::kConnections); };
   s.set_read_timeout(5, 0);
   s.set_write_timeout(5, 0);
   s.set_keep_alive_timeout(5);

@@ -14,10 +14,10 @@
 // A loopback address serves plain HTTP; any other is served over HTTPS with the certs dir's
 // server certificate, and without --certs it is refused at start (the token would cross the
 // network in clear). Requests are bounded: 8 KiB request line and header lines (cpp-httplib),
-// no body accepted, 5 s read and write timeouts, 5 s keep-alive. Over plain HTTP a request's
-// whole head must arrive within 5 s, idle connections wait without holding one of the 4
-// workers, and one worker is kept for authorized requests (dashboard/gated_server.h); a slow
-// client cannot hold the dashboard. (Over HTTPS, cpp-httplib's own pool of 4 serves.)
+// no body accepted, 5 s read and write timeouts, 5 s keep-alive. A request's whole head (and
+// the TLS handshake) must arrive within 5 s, idle connections wait without holding one of the 4
+// workers, and one worker is kept for authorized requests (dashboard/gated_server.h): slow
+// clients cannot hold the dashboard.
 #pragma once
 
 #include <memory>
