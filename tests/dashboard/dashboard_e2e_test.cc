@@ -350,13 +350,18 @@ bool closed_by_server(int fd, int timeout_ms) {
   return false;
 }
 
+// An authorized GET /metrics, as raw bytes.
+std::string metrics_request(const Dashboard& d) {
+  return "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + d.token +
+         "\r\nConnection: close\r\n\r\n";
+}
+
 TEST(DashboardE2E, MalformedRequestsNeitherCrashNorHang) {
   TempDir dir;
   ServeProcess serve({"--db", dir.file("k.db"), "--http", "127.0.0.1:0"}, dir.file("serve.log"));
   Dashboard d = dashboard_of(serve);
   ASSERT_FALSE(d.url.empty()) << serve.log();
-  const std::string ok_request = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                                 d.token + "\r\nConnection: close\r\n\r\n";
+  const std::string ok_request = metrics_request(d);
 
   // Two clients that send half a request and stall hold a worker each, not the server.
   int stalled[2];
@@ -444,8 +449,7 @@ TEST(DashboardE2E, SlowClientsDoNotHoldTheWorkers) {
   ServeProcess serve({"--db", dir.file("k.db"), "--http", "127.0.0.1:0"}, dir.file("serve.log"));
   Dashboard d = dashboard_of(serve);
   ASSERT_FALSE(d.url.empty()) << serve.log();
-  const std::string metrics = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                              d.token + "\r\nConnection: close\r\n\r\n";
+  const std::string metrics = metrics_request(d);
   expect_slow_clients_cannot_hold(
       d, "GET / HTTP/1.1\r\nX-Slow: ",
       [&] { return status_of(send_raw(d, metrics, /*half_close=*/false, 3000)); },
