@@ -13,6 +13,7 @@
 #include "cli/farm_commands.h"
 #include "cli/job_commands.h"
 #include "cli/tuner_client.h"
+#include "common/safe_file.h"
 #include "common/worker_process.h"
 #include "daemon/job_spec.h"
 #include "daemon/model_worker.h"
@@ -23,12 +24,11 @@ namespace kiln::cli {
 
 namespace {
 
+// A job file is a page of YAML; anything near the cap is a mistake (or /dev/zero).
+constexpr int64_t kMaxJobFileBytes = 1 << 20;
+
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CommandError{path + ": cannot read the job file"};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return value_or_exit(read_regular_file(path, kMaxJobFileBytes, "job file"));
 }
 
 std::string duration_text(double seconds) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common.h"
+#include "common/safe_file.h"
 #include "compiler/compile_model.h"
 #include "frontend/onnx_import.h"
 #include "frontend/task_extraction.h"
@@ -94,6 +95,8 @@ Command add_compile_command(CLI::App& app) {
   add_bounded(cmd, "--jobs", &o->jobs, 1, 64, "kernels built in parallel");
   return [o] {
     resolve_target(o->target);
+    // Refused before the compile, which takes minutes for a large model.
+    ok_or_exit(check_writable_path(o->output));
     frontend::Graph graph =
         value_or_exit(frontend::import_onnx(o->model, import_options(o->input_shapes)));
     std::unique_ptr<store::RecordStore> db;

@@ -1,9 +1,9 @@
 // `kiln report`: a record store's tuning report as one self-contained HTML file (report/report.h).
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include "cli/common.h"
+#include "common/safe_file.h"
 #include "report/report.h"
 
 namespace kiln::cli {
@@ -37,11 +37,10 @@ Command add_report_command(CLI::App& app) {
     report::RenderOptions options;
     options.title = o->title;
     options.bench_files = o->bench;
+    // Refused before the rendering, which reads the whole store.
+    ok_or_exit(check_writable_path(o->output));
     std::string html = value_or_exit(report::render_report_html(o->db, scope, options));
-    std::ofstream out(o->output, std::ios::trunc | std::ios::binary);
-    if (out) out << html;
-    out.close();
-    if (!out) throw CommandError{o->output + ": cannot write the report", kIoError};
+    ok_or_exit(write_file_atomically(o->output, html));
     std::printf("wrote %s (%zu bytes)\n", o->output.c_str(), html.size());
     return 0;
   };

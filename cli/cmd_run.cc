@@ -14,6 +14,7 @@
 #include <map>
 
 #include "cli/common.h"
+#include "common/safe_file.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
 
@@ -110,13 +111,9 @@ std::vector<float> PatternInput(int64_t count, uint64_t seed) {
 // Raw little-endian elements (float32, or int64 for an int64 output).
 template <typename T>
 void WriteElements(const std::string& path, std::span<const T> data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(data.data()),
-            static_cast<std::streamsize>(data.size() * sizeof(T)));
-  out.close();
-  if (!out) {
-    throw CommandError{"--output: cannot write '" + path + "': " + std::strerror(errno), kIoError};
-  }
+  Status s = write_file_atomically(
+      path, std::string_view(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(T)));
+  if (!s.ok()) throw CommandError{"--output: " + s.message(), kIoError};
 }
 
 // Where output `name` goes when a model has several: "out.bin" -> "out.NAME.bin", with any
@@ -161,7 +158,7 @@ struct RunOptions {
 
 void AddCommonOptions(CLI::App* cmd, RunOptions* o) {
   cmd->add_option("model", o->model, "the compiled model (kiln compile -o model.kiln)")->required();
-  add_bounded(cmd, "--threads", &o->threads, 1, 1024,
+  add_bounded(cmd, "--threads", &o->threads, 1, max_pool_threads(),
               "threads running the kernels (default: KILN_NUM_THREADS, else the cores)");
 }
 

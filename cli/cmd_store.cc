@@ -1,12 +1,12 @@
 // kiln best / export / import: read and move the records of a store.
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/common.h"
 #include "cli/tuner_client.h"
+#include "common/safe_file.h"
 #include "store/log_file.h"
 #include "store/record_store.h"
 
@@ -39,10 +39,7 @@ int export_job(const std::string& job, const std::string& output,
     std::cout << reply.log();
     std::cout.flush();
   } else {
-    std::ofstream out(output, std::ios::binary | std::ios::trunc);
-    out << reply.log();
-    out.close();
-    if (!out) throw CommandError{output + ": cannot write the log", kIoError};
+    ok_or_exit(write_file_atomically(output, reply.log()));
   }
   std::fprintf(stderr, "exported %lld records of job %s\n", static_cast<long long>(reply.lines()),
                job.c_str());

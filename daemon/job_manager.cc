@@ -330,7 +330,7 @@ Status JobManager::write_exports(int64_t id, const store::JobRow& row, const Job
   if (!spec.export_to.tvm_log.empty()) {
     Result<std::string> log = export_tvm_log(id);
     if (!log.ok()) return InvalidArgument("export.tvm_log: " + log.status().message());
-    Status s = write_regular_file_atomically(spec.export_to.tvm_log, *log);
+    Status s = write_file_atomically(spec.export_to.tvm_log, *log);
     if (!s.ok()) return InvalidArgument("export.tvm_log: " + s.message());
   }
   if (!spec.export_to.compiled_model.empty()) {

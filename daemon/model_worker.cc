@@ -35,7 +35,7 @@ Status compile_and_write(const std::string& spec_yaml, const std::string& base_d
   options.target = spec.target;
   options.store = records.get();
   KILN_ASSIGN_OR_RETURN(ModelArtifact model, compiler::compile_model(graph, options));
-  return write_regular_file_atomically(spec.export_to.compiled_model, serialize_model(model));
+  return write_file_atomically(spec.export_to.compiled_model, serialize_model(model));
 }
 
 Result<std::vector<tuner::ModelTask>> tasks_here(const std::string& spec_yaml,

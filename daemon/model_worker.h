@@ -27,7 +27,7 @@ Result<std::vector<tuner::ModelTask>> job_tasks_in_child(const std::string& work
                                                          const std::string& base_dir);
 
 // Compiles the job's model with the best records of the store at `db` (opened read-only) and
-// writes it to the spec's export.compiled_model (write_regular_file_atomically).
+// writes it to the spec's export.compiled_model (write_file_atomically).
 Status export_compiled_model_in_child(const std::string& worker_binary,
                                       const std::string& spec_yaml, const std::string& base_dir,
                                       const std::string& db);

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "dashboard/gated_server.h"
 #include "dashboard/index_page.h"
 #include "dashboard/job_metrics.h"
 #include "dashboard/prometheus_text.h"
@@ -50,6 +51,8 @@ std::string cookie_value(const std::string& header, const std::string& name) {
   return "";
 }
 
+std::string printable(const std::string& text);
+
 // The request's target without its token parameter: where the browser is sent once its
 // cookie is set. Only ever a path on this server ("//host" would leave it).
 std::string target_without_token(const httplib::Request& req) {
@@ -73,7 +76,56 @@ std::string target_without_token(const httplib::Request& req) {
     }
     at = end + 1;
   }
-  return kept.empty() ? path : path + "?" + kept;
+  return printable(kept.empty() ? path : path + "?" + kept);
+}
+
+// A value for Location: every byte outside printable ASCII percent-encoded, so that no control
+// character of the request (a raw \x01, a tab, DEL) is echoed into a response header.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c > 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+// Whether a request's Authorization or Cookie header carries the token.
+bool credentials_match(const std::string& authorization, const std::string& cookie,
+                       const std::string& expected) {
+  const std::string bearer = "Bearer ";
+  return (authorization.rfind(bearer, 0) == 0 &&
+          token_matches(authorization.substr(bearer.size()), expected)) ||
+         token_matches(cookie_value(cookie, kCookie), expected);
+}
+
+// Whether a raw request head is authorized, by its headers or a token= query parameter; the
+// gate in front of the workers asks (dashboard/gated_server.h).
+bool head_authorized(std::string_view head, const std::string& expected) {
+  if (credentials_match(head_header(head, "Authorization"), head_header(head, "Cookie"),
+                        expected)) {
+    return true;
+  }
+  const std::string target = head_target(head);
+  const size_t q = target.find('?');
+  if (q == std::string::npos) return false;
+  const std::string query = target.substr(q + 1);
+  size_t at = 0;
+  while (at <= query.size()) {
+    size_t end = query.find('&', at);
+    if (end == std::string::npos) end = query.size();
+    if (query.compare(at, 6, "token=") == 0 &&
+        token_matches(query.substr(at + 6, end - at - 6), expected)) {
+      return true;
+    }
+    at = end + 1;
+  }
+  return false;
 }
 
 // The dashboard's threads run at SCHED_IDLE: they get a core only when nothing else wants it, so
@@ -133,18 +185,16 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
   std::unique_ptr<DashboardServer> d(new DashboardServer(options, manager));
   d->token_ = token.token;
   KILN_ASSIGN_OR_RETURN(d->metrics_, JobMetrics::open(options.db));
+  auto gated = std::make_unique<GatedServer>(
+      [token = d->token_](std::string_view head) { return head_authorized(head, token); });
   if (tls) {
     farm::CertFiles files = farm::cert_files(options.certs_dir);
-    auto ssl =
-        std::make_unique<httplib::SSLServer>(files.server_pem.c_str(), files.server_key.c_str());
-    if (!ssl->is_valid()) {
+    if (!gated->use_tls(files.server_pem, files.server_key)) {
       return IoError("--http: cannot load the TLS certificate " + files.server_pem + " and key " +
                      files.server_key);
     }
-    d->server_ = std::move(ssl);
-  } else {
-    d->server_ = std::make_unique<httplib::Server>();
   }
+  d->server_ = std::move(gated);
   d->route();
   int port = at.port;
   if (at.port == 0) {
@@ -174,7 +224,8 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
 
 void DashboardServer::route() {
   httplib::Server& s = *server_;
-  s.new_task_queue = [] { return new IdleThreadPool(kWorkers); };
+  // A thread per connection; the workers' slots are gated (dashboard/gated_server.h).
+  s.new_task_queue = [] { return new IdleThreadPool(GatedServer::kConnections); };
   s.set_read_timeout(5, 0);
   s.set_write_timeout(5, 0);
   s.set_keep_alive_timeout(5);
@@ -199,11 +250,8 @@ void DashboardServer::route() {
                                        (tls ? "; Secure" : ""));
       return httplib::Server::HandlerResponse::Handled;
     }
-    const std::string auth = req.get_header_value("Authorization");
-    const std::string bearer = "Bearer ";
-    bool ok = auth.rfind(bearer, 0) == 0 && token_matches(auth.substr(bearer.size()), expected);
-    ok = ok || token_matches(cookie_value(req.get_header_value("Cookie"), kCookie), expected);
-    if (!ok) {
+    if (!credentials_match(req.get_header_value("Authorization"), req.get_header_value("Cookie"),
+                           expected)) {
       res.set_header("WWW-Authenticate", "Bearer realm=\"kiln serve\"");
       text_reply(res, 401,
                  "kiln serve: unauthorized: send \"Authorization: Bearer <token>\", or open the "

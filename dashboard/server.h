@@ -1,5 +1,5 @@
 // `kiln serve --http HOST:PORT`: the daemon's read-only web side, on threads of its own beside
-// the gRPC server (cpp-httplib, a pool of kWorkers threads), at idle CPU priority (SCHED_IDLE),
+// the gRPC server (cpp-httplib behind dashboard/gated_server.h), at idle CPU priority (SCHED_IDLE),
 // reading the store on connections of their own: the tuning never waits for it, and a page
 // rendered while a kernel is timed does not take the kernel's core.
 //   /           the index of the jobs (dashboard/index_page.h), refreshing in place
@@ -14,7 +14,10 @@
 // A loopback address serves plain HTTP; any other is served over HTTPS with the certs dir's
 // server certificate, and without --certs it is refused at start (the token would cross the
 // network in clear). Requests are bounded: 8 KiB request line and header lines (cpp-httplib),
-// no body accepted, 5 s read and write timeouts, 5 s keep-alive.
+// no body accepted, 5 s read and write timeouts, 5 s keep-alive. A request's whole head (and
+// the TLS handshake) must arrive within 5 s, idle connections wait without holding one of the 4
+// workers, and one worker is kept for authorized requests (dashboard/gated_server.h): slow
+// clients cannot hold the dashboard.
 #pragma once
 
 #include <memory>
@@ -43,8 +46,6 @@ struct DashboardOptions {
 
 class DashboardServer : public daemon::BesideServer {
  public:
-  static constexpr int kWorkers = 4;
-
   // Finds the token, binds and starts serving, and prints "kiln serve dashboard on URL (token
   // in FILE; ...)". kInvalidArgument for a malformed or refused address (what to pass instead)
   // or a refused token file, kIo when it cannot bind or the certificates cannot be loaded.

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/safe_file.h"
 #include "frontend/constant_fold.h"
 #include "frontend/model_checks.h"
 #include "frontend/onnx_convert.h"
@@ -39,11 +40,10 @@ std::string one_line(const std::string& text) {
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 Result<onnx::ModelProto> parse_model(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgument("cannot open model file '" + path + "'");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string bytes = std::move(buffer).str();
+  // Protobuf parses at most 2 GiB. A model that cannot be read is bad input here (exit 2).
+  Result<std::string> read = read_regular_file(path, int64_t{2} << 30, "model file");
+  if (!read.ok()) return InvalidArgument(read.status().message());
+  KILN_ASSIGN_OR_RETURN(std::string bytes, std::move(read));
   onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes)) {
     return InvalidArgument(path + ": not an ONNX model, or a truncated one (its " +

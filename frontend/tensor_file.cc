@@ -2,20 +2,15 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "common/safe_file.h"
 #include "frontend/onnx_convert.h"
 
 namespace kiln::frontend {
 
 Result<Tensor> read_tensor_proto_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open tensor file '" + path + "'");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return IoError("cannot read tensor file '" + path + "'");
-  const std::string bytes = std::move(buffer).str();
+  // Protobuf parses at most 2 GiB.
+  KILN_ASSIGN_OR_RETURN(const std::string bytes,
+                        read_regular_file(path, int64_t{2} << 30, "tensor file"));
   onnx::TensorProto proto;
   // An empty message parses (every field at its default), hence the data type check: a real
   // tensor always has one.

@@ -1,14 +1,16 @@
 #include "report/bench_file.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
+
+#include "common/safe_file.h"
 
 namespace kiln::report {
 
 namespace {
 
 constexpr int kFormatVersion = 1;
+// A benchmark's results are a few kilobytes of JSON; the cap only stops a wrong file.
+constexpr int64_t kMaxBenchFileBytes = 64 << 20;
 
 nlohmann::json ms_json(const std::optional<double>& ms) {
   return ms ? nlohmann::json(*ms) : nlohmann::json(nullptr);
@@ -38,21 +40,14 @@ Status write_bench_file(const std::string& path, const BenchResults& results) {
   }
   nlohmann::json doc = {
       {"kiln_bench", kFormatVersion}, {"benchmark", results.benchmark}, {"rows", rows}};
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) return IoError(path + ": cannot write the benchmark's results");
-  out << doc.dump(2) << "\n";
-  out.close();
-  if (!out) return IoError(path + ": cannot write the benchmark's results");
-  return Status::Ok();
+  return write_file_atomically(path, doc.dump(2) + "\n");
 }
 
 Result<BenchResults> read_bench_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return IoError("bench file '" + path + "': cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
+  KILN_ASSIGN_OR_RETURN(std::string text,
+                        read_regular_file(path, kMaxBenchFileBytes, "bench file"));
   const std::string where = "bench file '" + path + "'";
-  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return InvalidArgument(where + ": not JSON");
   if (!doc.is_object() || !doc.contains("kiln_bench")) {
     return InvalidArgument(where +

@@ -240,6 +240,8 @@ Result<std::unique_ptr<GraphExecutor>> GraphExecutor::create(ModelArtifact model
         {impl.model.values[id].name, impl.model.values[id].shape, impl.model.values[id].dtype});
   }
   impl.pool = std::make_unique<ThreadPool>(threads);
+  if (Status s = impl.pool->start_status(); !s.ok())
+    return RuntimeError(label + ": " + s.message());
   return exec;
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/safe_file.h"
 #include "common/sha256.h"
 
 namespace kiln {
@@ -18,6 +19,9 @@ constexpr size_t kDigestBytes = 32;
 // still fit an int64, so that the executor's planner never overflows (it refuses, against the
 // machine's memory, what it cannot allocate).
 constexpr int64_t kMaxElements = int64_t{1} << 42;
+// A compiled model is read into memory whole; the cap (far above any real model's weights)
+// keeps a wrong path such as /dev/zero or a huge file from exhausting memory.
+constexpr int64_t kMaxModelFileBytes = int64_t{16} << 30;
 
 // --- little-endian primitives. kiln runs on x86-64 only (check_cpu_features rejects other
 // targets), but the format is defined byte by byte so it does not depend on that.
@@ -365,25 +369,13 @@ Result<ModelArtifact> parse_model(std::string_view bytes, const std::string& lab
 }
 
 Status write_model_file(const ModelArtifact& model, const std::string& path) {
-  const std::string bytes = serialize_model(model);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return IoError("cannot open '" + path + "' for writing: " + std::strerror(errno));
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return IoError("writing '" + path + "' failed: " + std::strerror(errno));
-  return Status::Ok();
+  return write_file_atomically(path, serialize_model(model));
 }
 
 Result<ModelArtifact> read_model_file(const std::string& path) {
   // One read of the whole file, sized first: models carry tens of megabytes of weights.
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path, ec);  // fails for a directory too
-  if (ec) return IoError("cannot read '" + path + "': " + ec.message());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open '" + path + "': " + std::strerror(errno));
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (!in) return IoError("reading '" + path + "' failed: " + std::strerror(errno));
+  KILN_ASSIGN_OR_RETURN(std::string bytes,
+                        read_regular_file(path, kMaxModelFileBytes, "compiled model"));
   return parse_model(bytes, path);
 }
 

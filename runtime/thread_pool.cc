@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <system_error>
 
 namespace kiln {
 namespace {
@@ -143,8 +144,24 @@ void ThreadPool::StartWorkers(int num_threads) {
   caller_sleeping_.store(0, std::memory_order_relaxed);
   slots_ = std::make_unique<Slot[]>(num_threads);
   workers_.reserve(num_threads - 1);
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back(&ThreadPool::WorkerLoop, this, i);
+  start_status_ = Status::Ok();
+  for (int i = 1; i < num_threads; ++i) {
+    try {
+      workers_.emplace_back(&ThreadPool::WorkerLoop, this, i);
+    } catch (const std::system_error& e) {
+      // A worker reads num_threads_ only when a dispatch hands it a chunk, so lowering it now,
+      // before any dispatch, keeps every chunk on a thread that exists.
+      num_threads_.store(i, std::memory_order_relaxed);
+      start_status_ =
+          RuntimeError("cannot start " + std::to_string(num_threads) +
+                       " threads: the system refused thread " + std::to_string(i + 1) + " (" +
+                       e.what() + "; a limit on threads or memory): use fewer --threads");
+      return;
+    }
+  }
 }
+
+Status ThreadPool::start_status() const { return start_status_; }
 
 void ThreadPool::StopWorkers() {
   if (ForkedSinceStart()) {
@@ -226,9 +243,13 @@ int default_num_threads() {
   if (const char* env = std::getenv("KILN_NUM_THREADS"); env != nullptr && *env != '\0') {
     char* end = nullptr;
     const long value = std::strtol(env, &end, 10);
-    if (*end == '\0' && value >= 1 && value <= 4096) return static_cast<int>(value);
+    if (*end == '\0' && value >= 1 && value <= max_pool_threads()) return static_cast<int>(value);
   }
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+int max_pool_threads() {
+  return 4 * std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 ThreadPool& default_thread_pool() {

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/status.h"
 #include "runtime/kernel_abi.h"
 
 namespace kiln {
@@ -22,7 +23,8 @@ class ThreadPool {
  public:
   // Starts num_threads - 1 worker threads; the thread calling parallel_for is the remaining one.
   // With num_threads == 1 no thread is started and every loop runs on the caller.
-  // Values below 1 are treated as 1.
+  // Values below 1 are treated as 1. Never throws: when the system refuses a thread (its limit
+  // on threads or memory), the pool runs with those it could start, and start_status() says why.
   explicit ThreadPool(int num_threads);
   // Stops and joins the workers. REQUIRES: no parallel_for is in flight.
   ~ThreadPool();
@@ -32,9 +34,14 @@ class ThreadPool {
 
   // Threads taking part in a parallel_for, the caller included.
   int num_threads() const { return num_threads_.load(std::memory_order_relaxed); }
-  // Stops the workers and starts num_threads - 1 new ones (values below 1 mean 1). Waits for a
-  // parallel_for running on another thread to finish. REQUIRES: not called from inside a body.
+  // Stops the workers and starts num_threads - 1 new ones (values below 1 mean 1), as the
+  // constructor does. Waits for a parallel_for running on another thread to finish.
+  // REQUIRES: not called from inside a body.
   void set_num_threads(int num_threads);
+  // kOk when the last start (constructor or set_num_threads) got every thread it asked for;
+  // else kRuntime naming how many it asked for and why the system refused one.
+  // REQUIRES: not called concurrently with set_num_threads.
+  Status start_status() const;
 
   // Runs body over [0, n): the range is split statically into min(n, num_threads()) contiguous
   // chunks of near-equal size (sizes differ by at most one, earlier chunks larger). The caller
@@ -73,10 +80,16 @@ class ThreadPool {
   // The process fork count when the workers were started; a mismatch means we are a forked
   // child whose workers do not exist.
   std::atomic<uint64_t> fork_epoch_{0};
+  Status start_status_;
 };
 
-// The size of the default pool: the KILN_NUM_THREADS environment variable if it holds a positive
-// integer, else std::thread::hardware_concurrency() (at least 1). Read on every call.
+// The most threads a pool is given on request (--threads, KILN_NUM_THREADS): 4 x the machine's
+// cores. More only adds stacks and contention; thousands exhaust the memory a process may use.
+int max_pool_threads();
+
+// The size of the default pool: the KILN_NUM_THREADS environment variable if it holds an integer
+// in [1, max_pool_threads()], else std::thread::hardware_concurrency() (at least 1). Read on
+// every call.
 int default_num_threads();
 
 // The process-wide pool, created with default_num_threads() threads on first use. Never

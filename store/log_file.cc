@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/safe_file.h"
 #include "store/line_parse.h"
 
 namespace kiln::store {
@@ -134,6 +135,8 @@ Result<ImportReport> import_stream(RecordStore& store, std::istream& in, const s
 
 Result<ImportReport> import_file(RecordStore& store, const std::string& path,
                                  std::string_view source) {
+  // Streamed, so no size cap; but a FIFO or /dev/zero would never end.
+  KILN_RETURN_IF_ERROR(check_readable_regular_file(path, "log file"));
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("cannot open log file '" + path + "' for reading");
   return import_stream(store, in, path, source);
@@ -208,23 +211,15 @@ Result<ExportReport> export_records(RecordStore& store, std::ostream& out,
 
 Result<ExportReport> export_file(RecordStore& store, const std::string& path,
                                  const ExportOptions& options) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   Result<ExportReport> report = IoError("unset");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return IoError("cannot open '" + tmp + "' for writing");
+  Status written = write_file_atomically(path, [&](std::ostream& out) {
     report = export_records(store, out, options);
-    out.close();
-    if (report.ok() && !out) report = IoError("writing '" + tmp + "' failed (disk full?)");
-  }
-  if (!report.ok()) {
-    std::remove(tmp.c_str());
-    return Status::Error(report.status().code(), path + ": " + report.status().message());
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return IoError("cannot rename '" + tmp + "' to '" + path + "'");
-  }
+    if (!report.ok()) {
+      return Status::Error(report.status().code(), path + ": " + report.status().message());
+    }
+    return Status::Ok();
+  });
+  if (!written.ok()) return written;
   return report;
 }
 

@@ -1,5 +1,6 @@
 #include "store/schema.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -166,6 +167,38 @@ int last_version(const std::vector<Migration>& migrations) {
   return migrations.empty() ? 0 : migrations.back().version;
 }
 
+// Whether SQLite may create the journal, WAL and shared-memory files beside the store: not on a
+// read-only mount (EROFS even for root) or in a directory the user may not write.
+bool writable_directory(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  return ::access(dir.c_str(), W_OK) == 0;
+}
+
+// A read-only open where no file can be created beside the store (a read-only mount, a DVD, a
+// directory of someone else's) and no shared-memory file is there: SQLite's plain read-only open
+// of a WAL store fails, since it needs one. No process has the store open (every WAL connection
+// keeps that file), so it is read as immutable. (With the file there, a writer may be live, and
+// the plain read-only open, which works then, sees its commits.)
+Result<std::unique_ptr<sqlite::Database>> open_on_read_only_media(
+    const std::string& path, const std::vector<Migration>& migrations) {
+  // Immutable ignores a WAL file: committed records in it would be silently missing.
+  struct stat wal {};
+  if (::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0) {
+    return IoError("record store '" + path + "': its write-ahead log " + path +
+                   "-wal holds changes not yet in the store file, and its directory is not "
+                   "writable, so they cannot be read: open the store once where it is writable "
+                   "(any kiln command), or copy the store with its -wal file to writable media");
+  }
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
+                        sqlite::Database::open_immutable(path));
+  KILN_RETURN_IF_ERROR(check_schema(*db, migrations));
+  KILN_RETURN_IF_ERROR(db->exec("PRAGMA query_only = 1"));
+  return db;
+}
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -228,7 +261,8 @@ Status check_schema(sqlite::Database& db, const std::vector<Migration>& migratio
   if (id.version < latest) {
     return InvalidArgument(prefix(db) + "schema version " + std::to_string(id.version) +
                            " is older than this kiln's " + std::to_string(latest) +
-                           " and the file is not writable, so it cannot be migrated");
+                           " and the file or its directory is not writable, so it cannot be "
+                           "migrated in place: copy it to writable storage and read the copy");
   }
   return Status::Ok();
 }
@@ -236,6 +270,9 @@ Status check_schema(sqlite::Database& db, const std::vector<Migration>& migratio
 Result<std::unique_ptr<sqlite::Database>> open_store_database(const std::string& path,
                                                               bool read_only, int busy_timeout_ms) {
   const std::vector<Migration>& migrations = schema_migrations();
+  if (read_only && !writable_directory(path) && ::access((path + "-shm").c_str(), F_OK) != 0) {
+    return open_on_read_only_media(path, migrations);
+  }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
                         sqlite::Database::open(path, read_only, busy_timeout_ms));
   if (!read_only) {
@@ -248,7 +285,7 @@ Result<std::unique_ptr<sqlite::Database>> open_store_database(const std::string&
   KILN_ASSIGN_OR_RETURN(Identity id, read_identity_snapshot(*db));
   bool older_kiln_store = id.application_id == kApplicationId && id.version > 0 &&
                           id.version < last_version(migrations);
-  if (older_kiln_store && ::access(path.c_str(), W_OK) == 0) {
+  if (older_kiln_store && ::access(path.c_str(), W_OK) == 0 && writable_directory(path)) {
     db.reset();
     KILN_RETURN_IF_ERROR(open_store_database(path, /*read_only=*/false, busy_timeout_ms).status());
     KILN_ASSIGN_OR_RETURN(db, sqlite::Database::open(path, read_only, busy_timeout_ms));

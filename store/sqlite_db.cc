@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 #include <utility>
 
@@ -96,6 +97,32 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, bool r
   sqlite3_extended_result_codes(handle, 1);
   sqlite3_busy_timeout(handle, busy_timeout_ms);
   return db;
+}
+
+Result<std::unique_ptr<Database>> Database::open_immutable(const std::string& path) {
+  // A URI names the file: escape what a URI reads specially, so that any path works. An
+  // absolute path gets an empty authority ("file:///..."), else "//x" would read as a host.
+  std::string uri = path.rfind('/', 0) == 0 ? "file://" : "file:";
+  for (unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f) {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      uri += hex;
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  uri += "?immutable=1";
+  sqlite3* handle = nullptr;
+  int rc = sqlite3_open_v2(uri.c_str(), &handle,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
+    sqlite3_close(handle);
+    return IoError("record store '" + path + "': cannot open read-only: " + message);
+  }
+  sqlite3_extended_result_codes(handle, 1);
+  return std::unique_ptr<Database>(new Database(path, /*read_only=*/true, handle));
 }
 
 Database::~Database() { sqlite3_close_v2(db_); }

@@ -59,6 +59,11 @@ class Database {
   // Sets a busy timeout so that concurrent writers wait instead of failing.
   static Result<std::unique_ptr<Database>> open(const std::string& path, bool read_only,
                                                 int busy_timeout_ms);
+  // Opens an existing file read-only as immutable (SQLite's immutable=1): no lock, journal or
+  // shared-memory file is used or created, so it works on read-only media, where a WAL store's
+  // plain read-only open fails ("unable to open database file"). REQUIRES of the caller: no one
+  // writes the file meanwhile, and it has no write-ahead log left to apply.
+  static Result<std::unique_ptr<Database>> open_immutable(const std::string& path);
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
   ~Database();

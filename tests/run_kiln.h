@@ -14,8 +14,9 @@ struct CommandResult {
   std::string output;  // stdout and stderr, interleaved
 };
 
-inline CommandResult run_kiln(const std::string& args) {
-  std::string command = std::string(KILN_BINARY) + " " + args + " 2>&1";
+// Runs a shell command line, its stderr with its stdout.
+inline CommandResult run_shell(const std::string& command_line) {
+  std::string command = command_line + " 2>&1";
   CommandResult r{-1, ""};
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return r;
@@ -25,6 +26,10 @@ inline CommandResult run_kiln(const std::string& args) {
   int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+inline CommandResult run_kiln(const std::string& args) {
+  return run_shell(std::string(KILN_BINARY) + " " + args);
 }
 
 }  // namespace kiln::testing

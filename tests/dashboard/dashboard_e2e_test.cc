@@ -11,9 +11,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
@@ -336,13 +339,29 @@ std::string send_raw(const Dashboard& d, const std::string& bytes, bool half_clo
   return reply;
 }
 
+// Whether the server closes connection `fd` (reading and dropping what it sends), with no
+// more than `timeout_ms` between two reads.
+bool closed_by_server(int fd, int timeout_ms) {
+  pollfd p{fd, POLLIN, 0};
+  char buf[512];
+  while (::poll(&p, 1, timeout_ms) == 1) {
+    if (::recv(fd, buf, sizeof buf, 0) <= 0) return true;
+  }
+  return false;
+}
+
+// An authorized GET /metrics, as raw bytes.
+std::string metrics_request(const Dashboard& d) {
+  return "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + d.token +
+         "\r\nConnection: close\r\n\r\n";
+}
+
 TEST(DashboardE2E, MalformedRequestsNeitherCrashNorHang) {
   TempDir dir;
   ServeProcess serve({"--db", dir.file("k.db"), "--http", "127.0.0.1:0"}, dir.file("serve.log"));
   Dashboard d = dashboard_of(serve);
   ASSERT_FALSE(d.url.empty()) << serve.log();
-  const std::string ok_request = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                                 d.token + "\r\nConnection: close\r\n\r\n";
+  const std::string ok_request = metrics_request(d);
 
   // Two clients that send half a request and stall hold a worker each, not the server.
   int stalled[2];
@@ -374,14 +393,112 @@ TEST(DashboardE2E, MalformedRequestsNeitherCrashNorHang) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
   // The stalled clients are answered and dropped after the read timeout (5 s).
   for (int fd : stalled) {
-    bool closed = false;
-    pollfd p{fd, POLLIN, 0};
-    char buf[512];
-    while (!closed && ::poll(&p, 1, 15000) == 1) closed = ::recv(fd, buf, sizeof buf, 0) <= 0;
-    EXPECT_TRUE(closed);
+    EXPECT_TRUE(closed_by_server(fd, 15000));
     ::close(fd);
   }
   EXPECT_EQ(serve.wait_exit(0), -2) << "the daemon died:\n" << serve.log();
+}
+
+// Issue 20: four clients sending a header byte every 3 s held all four workers, and an
+// authorized /metrics timed out. A head (and a TLS handshake) must now arrive whole within 5 s,
+// waiting holds no worker, and one worker is kept for authorized requests.
+//
+// Eight slow clients (twice the workers) send `prefix`, then a byte every 200 ms (never long
+// enough between two bytes for a per-read timeout). Meanwhile `authorized()` must get 200 within
+// a second, three times, and `unauthorized()` 401 (their results: the status, -1 for none); each
+// slow client is dropped once the head's deadline passes, though it keeps sending.
+void expect_slow_clients_cannot_hold(const Dashboard& d, const std::string& prefix,
+                                     const std::function<int()>& authorized,
+                                     const std::function<int()>& unauthorized) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<int> slow;
+  for (int i = 0; i < 8; ++i) {
+    int fd = connect_to(d);
+    ASSERT_GE(fd, 0);
+    ASSERT_GT(::send(fd, prefix.data(), prefix.size(), MSG_NOSIGNAL), 0);
+    slow.push_back(fd);
+  }
+  std::atomic<bool> stop{false};
+  std::thread dribble([&] {
+    while (!stop) {
+      for (int fd : slow) (void)::send(fd, "a", 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(authorized(), 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  }
+  EXPECT_EQ(unauthorized(), 401);
+  for (int fd : slow) EXPECT_TRUE(closed_by_server(fd, 8000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(9));
+  stop = true;
+  dribble.join();
+  for (int fd : slow) ::close(fd);
+}
+
+// The status of a raw HTTP/1.1 reply, -1 for none.
+int status_of(const std::string& reply) {
+  return reply.rfind("HTTP/1.1 ", 0) == 0 ? std::atoi(reply.c_str() + 9) : -1;
+}
+
+TEST(DashboardE2E, SlowClientsDoNotHoldTheWorkers) {
+  TempDir dir;
+  ServeProcess serve({"--db", dir.file("k.db"), "--http", "127.0.0.1:0"}, dir.file("serve.log"));
+  Dashboard d = dashboard_of(serve);
+  ASSERT_FALSE(d.url.empty()) << serve.log();
+  const std::string metrics = metrics_request(d);
+  expect_slow_clients_cannot_hold(
+      d, "GET / HTTP/1.1\r\nX-Slow: ",
+      [&] { return status_of(send_raw(d, metrics, /*half_close=*/false, 3000)); },
+      [&] {
+        return status_of(send_raw(d, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                                  /*half_close=*/false, 3000));
+      });
+  EXPECT_EQ(serve.wait_exit(0), -2) << "the daemon died:\n" << serve.log();
+}
+
+TEST(DashboardE2E, SlowTlsHandshakesDoNotHoldTheWorkers) {
+  TempDir dir;
+  const std::string certs = dir.file("certs");
+  ASSERT_EQ(run_kiln("certs init " + certs).exit_code, 0);
+  ServeProcess serve({"--db", dir.file("k.db"), "--certs", certs, "--http", "127.0.0.1:0"},
+                     dir.file("serve.log"));
+  Dashboard d = dashboard_of(serve);
+  ASSERT_EQ(d.url.rfind("https://127.0.0.1:", 0), 0u) << serve.log();
+  auto get = [&](bool with_token) {
+    httplib::SSLClient https(d.host, d.port);
+    https.set_ca_cert_path((certs + "/ca.pem").c_str());
+    https.enable_server_certificate_verification(true);
+    https.set_connection_timeout(3, 0);
+    https.set_read_timeout(3, 0);
+    auto res = with_token ? https.Get("/metrics", bearer(d.token)) : https.Get("/metrics");
+    return res ? res->status : -1;
+  };
+  // The header of a 512-byte TLS handshake record, its body then sent a byte at a time.
+  expect_slow_clients_cannot_hold(
+      d, std::string("\x16\x03\x01\x02\x00", 5), [&] { return get(true); },
+      [&] { return get(false); });
+  EXPECT_EQ(serve.wait_exit(0), -2) << "the daemon died:\n" << serve.log();
+}
+
+// Issue 20: the ?token= redirect echoed the request's raw bytes into Location.
+TEST(DashboardE2E, TokenRedirectEchoesNoControlCharacters) {
+  TempDir dir;
+  ServeProcess serve({"--db", dir.file("k.db"), "--http", "127.0.0.1:0"}, dir.file("serve.log"));
+  Dashboard d = dashboard_of(serve);
+  ASSERT_FALSE(d.url.empty()) << serve.log();
+  std::string reply = send_raw(
+      d,
+      "GET /\x01x\x7f?a=1&token=" + d.token + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      /*half_close=*/false);
+  ASSERT_EQ(reply.rfind("HTTP/1.1 303", 0), 0u) << reply;
+  const size_t at = reply.find("\r\nLocation: ");
+  ASSERT_NE(at, std::string::npos) << reply;
+  const size_t begin = at + 12;
+  EXPECT_EQ(reply.substr(begin, reply.find("\r\n", begin) - begin), "/%01x%7F?a=1");
 }
 
 TEST(DashboardE2E, BeyondLoopbackOnlyOverHttps) {
