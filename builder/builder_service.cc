@@ -13,40 +13,11 @@
 namespace kiln::builder {
 
 BuilderService::BuilderService(int n_parallel, std::string worker_binary)
-    : n_parallel_(n_parallel),
-      worker_binary_(std::move(worker_binary)),
-      builder_([this] { build_loop(); }) {
+    : n_parallel_(n_parallel), worker_binary_(std::move(worker_binary)) {
   check_unary("Build", &BuilderService::Build);
 }
 
-BuilderService::~BuilderService() {
-  {
-    std::lock_guard<std::mutex> lock(jobs_mu_);
-    stopping_ = true;
-  }
-  jobs_cv_.notify_all();
-  builder_.join();
-}
-
-void BuilderService::post(std::function<void()> job) {
-  std::lock_guard<std::mutex> lock(jobs_mu_);
-  jobs_.push_back(std::move(job));
-  jobs_cv_.notify_one();
-}
-
-void BuilderService::build_loop() {
-  std::unique_lock<std::mutex> lock(jobs_mu_);
-  while (true) {
-    jobs_cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-    if (jobs_.empty()) break;
-    std::function<void()> job = std::move(jobs_.front());
-    jobs_.pop_front();
-    lock.unlock();
-    job();
-    lock.lock();
-  }
-  pool_.reset();
-}
+BuilderService::~BuilderService() = default;
 
 grpc::Status BuilderService::Build(grpc::ServerContext*, const v1::BuildRequest* request,
                                    v1::BuildReply* reply) {
@@ -79,7 +50,7 @@ grpc::Status BuilderService::Build(grpc::ServerContext*, const v1::BuildRequest*
   }
   const double timeout_s = mo->build_timeout_s;
   std::promise<std::vector<BuildResult>> built;
-  post([&] {
+  builder_.post([&] {
     if (!pool_ || pool_timeout_s_ != timeout_s) {
       pool_ = std::make_unique<LocalBuildPool>(BuildPoolOptions{n_parallel_, timeout_s});
       pool_->exec_workers(worker_binary_);

@@ -4,15 +4,13 @@
 // task's space is an INSTANTIATION_ERROR result, as locally.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "builder/build_pool.h"
+#include "common/job_thread.h"
 #include "exchange/space_cache.h"
 #include "farm/checked_unary.h"
 #include "proto/kiln.grpc.pb.h"
@@ -28,9 +26,6 @@ class BuilderService final : public farm::CheckedUnaryService<v1::Builder> {
                      v1::BuildReply* reply) override;
 
  private:
-  void post(std::function<void()> job);
-  void build_loop();
-
   int n_parallel_;
   std::string worker_binary_;
   std::mutex build_mu_;  // one batch at a time: the pool's workers are the cores
@@ -39,11 +34,7 @@ class BuilderService final : public farm::CheckedUnaryService<v1::Builder> {
   // forking thread ends).
   std::unique_ptr<LocalBuildPool> pool_;
   double pool_timeout_s_ = 0;
-  std::mutex jobs_mu_;
-  std::condition_variable jobs_cv_;
-  std::deque<std::function<void()>> jobs_;
-  bool stopping_ = false;
-  std::thread builder_;  // last member
+  JobThread builder_{[this] { pool_.reset(); }};  // last member: joined before the pool goes
 };
 
 struct BuilderServerOptions {

@@ -39,8 +39,7 @@ grpc::Status invalid(const std::string& message) {
 
 }  // namespace
 
-RunnerService::RunnerService(RunnerServiceOptions options)
-    : options_(std::move(options)), measurer_([this] { measure_loop(); }) {
+RunnerService::RunnerService(RunnerServiceOptions options) : options_(std::move(options)) {
   check_unary("Measure", &RunnerService::Measure);
   check_unary("MissingArtifacts", &RunnerService::MissingArtifacts);
 }
@@ -220,7 +219,7 @@ grpc::Status RunnerService::Measure(grpc::ServerContext* context, const v1::Meas
 
   // On the measuring thread, which owns the runner processes (see measurer_).
   std::promise<bool> done;
-  post([&] {
+  measurer_.post([&] {
     LocalRunner& local = local_runner(ro);
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (context->IsCancelled()) {
@@ -236,34 +235,7 @@ grpc::Status RunnerService::Measure(grpc::ServerContext* context, const v1::Meas
   return grpc::Status::OK;
 }
 
-void RunnerService::post(std::function<void()> job) {
-  std::lock_guard<std::mutex> lock(jobs_mu_);
-  jobs_.push_back(std::move(job));
-  jobs_cv_.notify_one();
-}
-
-void RunnerService::measure_loop() {
-  std::unique_lock<std::mutex> lock(jobs_mu_);
-  while (true) {
-    jobs_cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-    if (jobs_.empty()) break;
-    std::function<void()> job = std::move(jobs_.front());
-    jobs_.pop_front();
-    lock.unlock();
-    job();
-    lock.lock();
-  }
-  local_.reset();  // its runner process ends with the thread that started it
-}
-
-RunnerService::~RunnerService() {
-  {
-    std::lock_guard<std::mutex> lock(jobs_mu_);
-    stopping_ = true;
-  }
-  jobs_cv_.notify_all();
-  measurer_.join();
-}
+RunnerService::~RunnerService() = default;
 
 namespace {
 

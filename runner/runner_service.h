@@ -19,16 +19,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
+#include "common/job_thread.h"
 #include "exchange/space_cache.h"
 #include "farm/checked_unary.h"
 #include "farm/security.h"
@@ -70,8 +68,6 @@ class RunnerService final : public farm::CheckedUnaryService<v1::Runner> {
   bool cached(const std::string& digest);
   void cache(const std::string& digest, const std::string& bytes);
   LocalRunner& local_runner(const RunnerOptions& options);  // on the measuring thread only
-  void post(std::function<void()> job);
-  void measure_loop();
 
   RunnerServiceOptions options_;
   std::mutex measure_mu_;  // one Measure at a time: the cores are the kernels'
@@ -79,21 +75,18 @@ class RunnerService final : public farm::CheckedUnaryService<v1::Runner> {
   RunnerOptions local_options_;
   ConfigSpaceCache spaces_;
 
-  // Every measurement runs on this one thread, which owns local_ and so starts its runner
-  // processes: a child's PR_SET_PDEATHSIG fires when the *thread* that forked it ends, and gRPC
-  // ends its handler threads as it pleases.
-  std::mutex jobs_mu_;
-  std::condition_variable jobs_cv_;
-  std::deque<std::function<void()>> jobs_;
-  bool stopping_ = false;
-  std::thread measurer_;  // last member: started once the others exist
-
   std::mutex lease_mu_;
   std::map<std::string, std::chrono::steady_clock::time_point> confirmed_leases_;  // trusted until
 
   std::mutex cache_mu_;
   std::map<std::string, std::string> artifacts_;  // by digest
-  std::deque<std::string> cache_order_;           // oldest first, for eviction
+
+  // Every measurement runs on this one thread, which owns local_ and so starts its runner
+  // processes: a child's PR_SET_PDEATHSIG fires when the *thread* that forked it ends, and gRPC
+  // ends its handler threads as it pleases. Last member: started once the others exist, joined
+  // before they go.
+  JobThread measurer_{[this] { local_.reset(); }};
+  std::deque<std::string> cache_order_;  // oldest first, for eviction
   size_t cache_bytes_ = 0;
 };
 
