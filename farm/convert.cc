@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "farm/proto_fields.h"
 #include "ops/registry.h"
 
 namespace kiln::farm {
@@ -89,11 +90,7 @@ Result<MeasureError> measure_error_from_proto(int value, const std::string& fiel
 
 v1::Target to_proto(const Target& t) {
   v1::Target p;
-  p.set_triple(t.triple);
-  p.set_cpu(t.cpu);
-  p.set_features(t.features);
-  p.set_explicit_features(t.explicit_features);
-  p.set_explicit_triple(t.explicit_triple);
+  copy_fields(t, &p);
   return p;
 }
 
@@ -106,11 +103,7 @@ Result<Target> from_proto(const v1::Target& p, const std::string& field) {
     return bad(field + ".triple", "is empty but explicit_triple is set");
   }
   Target t;
-  t.triple = p.triple();
-  t.cpu = p.cpu();
-  t.features = p.features();
-  t.explicit_features = p.explicit_features();
-  t.explicit_triple = p.explicit_triple();
+  copy_fields(p, &t);
   return t;
 }
 
@@ -184,16 +177,7 @@ Result<MeasureInput> from_proto(const v1::MeasureInput& p, ConfigSpaceCache& spa
 
 v1::MeasureOptions to_proto(const MeasureOptions& o) {
   v1::MeasureOptions p;
-  p.set_number(o.time.number);
-  p.set_repeat(o.time.repeat);
-  p.set_min_repeat_ms(o.time.min_repeat_ms);
-  p.set_enable_cpu_cache_flush(o.time.enable_cpu_cache_flush);
-  p.set_input_seed(o.input_seed);
-  p.set_tolerance(o.tolerance);
-  p.set_timeout_s(o.timeout_s);
-  p.set_cooldown_interval_s(o.cooldown_interval_s);
-  p.set_threads(o.threads);
-  p.set_build_timeout_s(o.build_timeout_s);
+  copy_fields(o, &p);
   return p;
 }
 
@@ -216,16 +200,7 @@ Result<MeasureOptions> from_proto(const v1::MeasureOptions& p, const std::string
     return bad(field + ".cooldown_interval_s", "must be at most 3600 seconds");
   }
   MeasureOptions o;
-  o.time.number = p.number();
-  o.time.repeat = p.repeat();
-  o.time.min_repeat_ms = p.min_repeat_ms();
-  o.time.enable_cpu_cache_flush = p.enable_cpu_cache_flush();
-  o.input_seed = p.input_seed();
-  o.tolerance = p.tolerance();
-  o.timeout_s = p.timeout_s();
-  o.cooldown_interval_s = p.cooldown_interval_s();
-  o.threads = p.threads();
-  o.build_timeout_s = p.build_timeout_s();
+  copy_fields(p, &o);
   return o;
 }
 
@@ -234,15 +209,10 @@ Result<MeasureOptions> from_proto(const v1::MeasureOptions& p, const std::string
 v1::BuildResult to_proto(const BuildResult& b) {
   v1::BuildResult p;
   p.set_error_no(static_cast<v1::MeasureErrorNo>(b.error));
-  p.set_message(b.message);
-  p.set_artifact(b.shared_object);
-  p.set_sha256(b.artifact_sha256);
-  p.set_build_seconds(b.build_seconds);
+  copy_fields(b, &p);
   v1::KernelManifest* m = p.mutable_manifest();
-  m->set_name(b.manifest.name);
+  copy_fields(b.manifest, m);
   for (int64_t n : b.manifest.buffer_elements) m->add_buffer_elements(n);
-  m->set_num_inputs(b.manifest.num_inputs);
-  m->set_num_outputs(b.manifest.num_outputs);
   for (const std::string& s : b.manifest.stages) m->add_stages(s);
   for (bool t : b.manifest.stage_timed) m->add_stage_timed(t);
   for (const std::vector<int64_t>& shape : b.manifest.argument_shapes) {
@@ -256,7 +226,6 @@ namespace {
 
 Result<KernelManifest> manifest_from_proto(const v1::KernelManifest& p, const std::string& field) {
   KernelManifest m;
-  m.name = p.name();
   for (int i = 0; i < p.buffer_elements_size(); ++i) {
     if (p.buffer_elements(i) < 0) {
       return bad(field + ".buffer_elements[" + std::to_string(i) + "]",
@@ -268,8 +237,6 @@ Result<KernelManifest> manifest_from_proto(const v1::KernelManifest& p, const st
   KILN_RETURN_IF_ERROR(check_int(field + ".num_inputs", p.num_inputs(), 0, buffers));
   KILN_RETURN_IF_ERROR(
       check_int(field + ".num_outputs", p.num_outputs(), 0, buffers - p.num_inputs()));
-  m.num_inputs = p.num_inputs();
-  m.num_outputs = p.num_outputs();
   if (p.stage_timed_size() != p.stages_size()) {
     return bad(field + ".stage_timed", "has " + std::to_string(p.stage_timed_size()) +
                                            " entries for " + std::to_string(p.stages_size()) +
@@ -301,6 +268,7 @@ Result<KernelManifest> manifest_from_proto(const v1::KernelManifest& p, const st
     }
     m.argument_shapes.push_back(std::move(shape));
   }
+  copy_fields(p, &m);
   return m;
 }
 
@@ -309,9 +277,7 @@ Result<KernelManifest> manifest_from_proto(const v1::KernelManifest& p, const st
 Result<BuildResult> from_proto(const v1::BuildResult& p, const std::string& field) {
   BuildResult b;
   KILN_ASSIGN_OR_RETURN(b.error, measure_error_from_proto(p.error_no(), field + ".error_no"));
-  b.message = p.message();
   KILN_RETURN_IF_ERROR(check_finite(field + ".build_seconds", p.build_seconds(), 0, false));
-  b.build_seconds = p.build_seconds();
   if (!p.sha256().empty() && !is_sha256_hex(p.sha256())) {
     return bad(field + ".sha256", "is not 64 lowercase hex digits: " + shown(p.sha256()));
   }
@@ -326,8 +292,7 @@ Result<BuildResult> from_proto(const v1::BuildResult& p, const std::string& fiel
   if (p.has_manifest()) {
     KILN_ASSIGN_OR_RETURN(b.manifest, manifest_from_proto(p.manifest(), field + ".manifest"));
   }
-  b.shared_object = p.artifact();
-  b.artifact_sha256 = p.sha256();
+  copy_fields(p, &b);
   return b;
 }
 
@@ -336,20 +301,14 @@ Result<BuildResult> from_proto(const v1::BuildResult& p, const std::string& fiel
 v1::MeasureResult to_proto(const MeasureResult& m) {
   v1::MeasureResult p;
   p.set_error_no(static_cast<v1::MeasureErrorNo>(m.error));
-  p.set_message(m.message);
+  copy_fields(m, &p);
   for (double c : m.costs) p.add_costs(c);
-  p.set_relative_error(m.relative_error);
-  p.set_build_seconds(m.build_seconds);
-  p.set_run_seconds(m.run_seconds);
-  p.set_timestamp(m.timestamp);
-  p.set_runner_lost(m.runner_lost);
   return p;
 }
 
 Result<MeasureResult> from_proto(const v1::MeasureResult& p, const std::string& field) {
   MeasureResult m;
   KILN_ASSIGN_OR_RETURN(m.error, measure_error_from_proto(p.error_no(), field + ".error_no"));
-  m.message = p.message();
   for (int i = 0; i < p.costs_size(); ++i) {
     KILN_RETURN_IF_ERROR(
         check_finite(field + ".costs[" + std::to_string(i) + "]", p.costs(i), 0, false));
@@ -365,11 +324,7 @@ Result<MeasureResult> from_proto(const v1::MeasureResult& p, const std::string& 
   if (p.runner_lost() && m.error != MeasureError::kRuntimeDevice) {
     return bad(field + ".runner_lost", "is set but error_no is not RUNTIME_DEVICE");
   }
-  m.relative_error = p.relative_error();
-  m.build_seconds = p.build_seconds();
-  m.run_seconds = p.run_seconds();
-  m.timestamp = p.timestamp();
-  m.runner_lost = p.runner_lost();
+  copy_fields(p, &m);
   return m;
 }
 
@@ -377,12 +332,8 @@ Result<MeasureResult> from_proto(const v1::MeasureResult& p, const std::string& 
 
 v1::RunnerCapabilities to_proto(const RunnerCapabilities& c) {
   v1::RunnerCapabilities p;
-  p.set_key(c.key);
-  p.set_name(c.name);
-  p.set_address(c.address);
+  copy_fields(c, &p);
   *p.mutable_target() = to_proto(c.target);
-  p.set_cores(c.cores);
-  p.set_kiln_version(c.kiln_version);
   return p;
 }
 
@@ -408,11 +359,7 @@ Result<RunnerCapabilities> from_proto(const v1::RunnerCapabilities& p, const std
   KILN_RETURN_IF_ERROR(check_int(field + ".cores", p.cores(), 1, 65536));
   if (p.kiln_version().empty()) return bad(field + ".kiln_version", "is empty");
   KILN_RETURN_IF_ERROR(check_chars(field + ".kiln_version", p.kiln_version(), ".-+_"));
-  c.key = p.key();
-  c.name = p.name();
-  c.address = p.address();
-  c.cores = p.cores();
-  c.kiln_version = p.kiln_version();
+  copy_fields(p, &c);
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "farm/message_size.h"
+#include "farm/proto_fields.h"
 #include "farm/security.h"
 #include "farm/server_start.h"
 
@@ -59,56 +60,30 @@ v1::RunnerState to_proto(RunnerState s) {
 v1::FarmStatus to_proto(const FarmReport& r) {
   v1::FarmStatus p;
   for (const KeyReport& k : r.keys) {
-    v1::KeyStatus* ks = p.add_keys();
-    ks->set_key(k.key);
-    ks->set_free(k.free);
-    ks->set_busy(k.busy);
-    ks->set_quarantined(k.quarantined);
-    ks->set_queued(k.queued);
+    copy_fields(k, p.add_keys());
   }
   for (const RunnerReport& rr : r.runners) {
     v1::RunnerStatus* rs = p.add_runners();
-    rs->set_runner_id(rr.runner_id);
+    copy_fields(rr, rs);
     *rs->mutable_capabilities() = to_proto(rr.capabilities);
     rs->set_state(to_proto(rr.state));
-    rs->set_trials(rr.trials);
-    rs->set_errors(rr.errors);
-    rs->set_consecutive_faults(rr.consecutive_faults);
-    rs->set_last_seen_s_ago(rr.last_seen_s_ago);
-    rs->set_quarantine_reason(rr.quarantine_reason);
-    rs->set_quarantine_left_s(rr.quarantine_left_s);
-    rs->set_lease_client(rr.lease_client);
   }
   return p;
 }
 
 FarmReport from_proto(const v1::FarmStatus& p) {
   FarmReport r;
-  for (const v1::KeyStatus& ks : p.keys()) {
-    r.keys.push_back(KeyReport{ks.key(), ks.free(), ks.busy(), ks.quarantined(), ks.queued()});
-  }
+  for (const v1::KeyStatus& ks : p.keys()) copy_fields(ks, &r.keys.emplace_back());
   for (const v1::RunnerStatus& rs : p.runners()) {
     RunnerReport rr;
-    rr.runner_id = rs.runner_id();
-    const v1::RunnerCapabilities& c = rs.capabilities();
-    rr.capabilities.key = c.key();
-    rr.capabilities.name = c.name();
-    rr.capabilities.address = c.address();
-    rr.capabilities.target.triple = c.target().triple();
-    rr.capabilities.target.cpu = c.target().cpu();
-    rr.capabilities.target.features = c.target().features();
-    rr.capabilities.cores = c.cores();
-    rr.capabilities.kiln_version = c.kiln_version();
+    copy_fields(rs, &rr);
+    // The tracker's own report, shown rather than trusted: read as it is, not validated as a
+    // runner's registration is.
+    copy_fields(rs.capabilities(), &rr.capabilities);
+    copy_fields(rs.capabilities().target(), &rr.capabilities.target);
     rr.state = rs.state() == v1::BUSY          ? RunnerState::kBusy
                : rs.state() == v1::QUARANTINED ? RunnerState::kQuarantined
                                                : RunnerState::kFree;
-    rr.trials = rs.trials();
-    rr.errors = rs.errors();
-    rr.consecutive_faults = rs.consecutive_faults();
-    rr.last_seen_s_ago = rs.last_seen_s_ago();
-    rr.quarantine_reason = rs.quarantine_reason();
-    rr.quarantine_left_s = rs.quarantine_left_s();
-    rr.lease_client = rs.lease_client();
     r.runners.push_back(std::move(rr));
   }
   return r;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/sha256.h"
+#include "farm/tracker_service.h"
 #include "ops/registry.h"
 #include "ops/template.h"
 
@@ -335,6 +336,53 @@ TEST(FarmConvert, RunnerCapabilitiesRoundTripAndValidation) {
   p = good;
   p.set_kiln_version("");
   expect_invalid(from_proto(p).status(), "RunnerCapabilities.kiln_version");
+}
+
+}  // namespace
+}  // namespace kiln::farm
+
+namespace kiln::farm {
+namespace {
+
+// The tracker's status reply (farm/tracker_service.h) carries every field of its report.
+TEST(FarmConvert, FarmStatusRoundTripKeepsEveryField) {
+  FarmReport r;
+  r.keys.push_back(KeyReport{"znver4-2c", 1, 2, 3, 4});
+  RunnerReport rr;
+  rr.runner_id = "runner-7";
+  rr.capabilities =
+      RunnerCapabilities{"znver4-2c", "board-1", "127.0.0.1:9190", znver4(), 2, "kiln 0.9"};
+  rr.state = RunnerState::kQuarantined;
+  rr.trials = 11;
+  rr.errors = 3;
+  rr.consecutive_faults = 2;
+  rr.last_seen_s_ago = 1.5;
+  rr.quarantine_reason = "3 faults in a row";
+  rr.quarantine_left_s = 30;
+  rr.lease_client = "tuner-a";
+  r.runners.push_back(rr);
+
+  v1::FarmStatus wire;
+  ASSERT_TRUE(wire.ParseFromString(to_proto(r).SerializeAsString()));
+  FarmReport back = from_proto(wire);
+  ASSERT_EQ(back.keys.size(), 1u);
+  EXPECT_EQ(back.keys[0].key, "znver4-2c");
+  EXPECT_EQ(back.keys[0].free, 1);
+  EXPECT_EQ(back.keys[0].busy, 2);
+  EXPECT_EQ(back.keys[0].quarantined, 3);
+  EXPECT_EQ(back.keys[0].queued, 4);
+  ASSERT_EQ(back.runners.size(), 1u);
+  const RunnerReport& b = back.runners[0];
+  EXPECT_EQ(b.runner_id, rr.runner_id);
+  EXPECT_EQ(b.capabilities, rr.capabilities);
+  EXPECT_EQ(b.state, rr.state);
+  EXPECT_EQ(b.trials, rr.trials);
+  EXPECT_EQ(b.errors, rr.errors);
+  EXPECT_EQ(b.consecutive_faults, rr.consecutive_faults);
+  EXPECT_EQ(b.last_seen_s_ago, rr.last_seen_s_ago);
+  EXPECT_EQ(b.quarantine_reason, rr.quarantine_reason);
+  EXPECT_EQ(b.quarantine_left_s, rr.quarantine_left_s);
+  EXPECT_EQ(b.lease_client, rr.lease_client);
 }
 
 }  // namespace
