@@ -1,4 +1,4 @@
-// The device farm's figures (issue 12), printed, not asserted (machines are shared and noisy):
+// The device farm's figures, printed, not asserted (machines are shared and noisy):
 //
 //   farm_bench [--runners 16] [--trials-per-runner 8] [--one-runner-trials 24]
 //              [--lease-threads 8] [--lease-seconds 3]

@@ -1,5 +1,7 @@
 // The Builder contract (DESIGN.md): build(batch of MeasureInput) -> batch of BuildResult, never
-// throwing for a bad config. Implementations: LocalBuildPool (worker processes).
+// throwing for a bad config. Implementations: LocalBuildPool (builder/build_pool.h: worker
+// processes on this machine) and RemoteBuilder (builder/remote_builder.h: `kiln builder`
+// servers over gRPC, in kiln_builder_farm).
 #pragma once
 
 #include <chrono>

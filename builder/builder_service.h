@@ -1,4 +1,4 @@
-// `kiln builder` (issue 12): the Builder service (proto/kiln.proto) over a LocalBuildPool whose
+// `kiln builder`: the Builder service (proto/kiln.proto) over a LocalBuildPool whose
 // workers are exec'd "kiln build-worker" processes (a gRPC process must not fork without exec).
 // A malformed request is INVALID_ARGUMENT naming the field; a config that is no config of its
 // task's space is an INSTANTIATION_ERROR result, as locally.

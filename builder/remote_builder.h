@@ -1,4 +1,4 @@
-// RemoteBuilder (issue 12): the Builder contract over `kiln builder` servers. A batch is split
+// RemoteBuilder: the Builder contract over `kiln builder` servers. A batch is split
 // over the builders and built on all of them in parallel; a builder that fails (killed, network
 // cut, a malformed reply) is dropped and its share is built by another one. Inputs no builder
 // could build are COMPILE_HOST results saying why. Each artifact is checked against its digest.

@@ -1,4 +1,4 @@
-// kiln certs init / kiln tracker / kiln farm status: the device farm's foundation (issue 12).
+// kiln certs init / kiln tracker / kiln farm status: the device farm's foundation.
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 

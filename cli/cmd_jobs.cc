@@ -1,4 +1,4 @@
-// kiln serve and its clients: kiln submit, jobs, watch, cancel, pause, resume (issue 13), and
+// kiln serve and its clients: kiln submit, jobs, watch, cancel, pause, resume, and
 // the daemon's hidden model worker (daemon/model_worker.h).
 // `kiln export --job` is in cmd_store.cc with the other exports.
 #include <grpcpp/grpcpp.h>

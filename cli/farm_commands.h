@@ -1,4 +1,4 @@
-// The device farm's subcommands (issue 12), registered by cli/main.cc: kiln certs init,
+// The device farm's subcommands, registered by cli/main.cc: kiln certs init,
 // kiln tracker, kiln farm status, kiln runner.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The daemon's subcommands (issue 13), registered by cli/main.cc: kiln serve, and its clients
+// The daemon's subcommands, registered by cli/main.cc: kiln serve, and its clients
 // kiln submit, jobs, watch, cancel, pause, resume (kiln export --job is kiln export's).
 #pragma once
 

@@ -1,4 +1,4 @@
-// kiln tune's farm options (issue 12): --tracker ADDR --key K [--certs DIR | --token-file F |
+// kiln tune's farm options: --tracker ADDR --key K [--certs DIR | --token-file F |
 // --insecure] [--signing-key F] measure on the farm's runners (runner/remote_runner.h) instead
 // of the local runner.
 #pragma once

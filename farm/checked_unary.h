@@ -1,5 +1,5 @@
 // The farm's unary methods served so that a request that is not a valid protobuf message is
-// answered INVALID_ARGUMENT naming the method and the message type (issue 12: "malformed messages
+// answered INVALID_ARGUMENT naming the method and the message type ("malformed messages
 // get INVALID_ARGUMENT"). gRPC's generated handlers decode the request before any of kiln's code
 // runs and answer INTERNAL when that fails; here the request is read from a streamed-unary call
 // (one message in, one out, as gRPC's own WithStreamedUnaryMethod does), so kiln sees the

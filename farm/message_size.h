@@ -1,4 +1,4 @@
-// The farm's message sizes (issue 12: "malformed or oversized messages get INVALID_ARGUMENT").
+// The farm's message sizes ("malformed or oversized messages get INVALID_ARGUMENT").
 // Each service declares the largest request it accepts, and every handler checks its request
 // against that first: a larger one is INVALID_ARGUMENT naming the size and the limit, and nothing
 // of it is used. The server's transport limit (transport_limit) is twice the declared maximum, so

@@ -1,4 +1,4 @@
-// The tracker's logic (issue 12), free of gRPC: runners register under a key (a device kind,
+// The tracker's logic, free of gRPC: runners register under a key (a device kind,
 // e.g. znver5-2c) with their capabilities and send heartbeats; clients queue for a runner of a
 // key (higher priority first, FIFO within a priority) and get a lease with a time limit; a runner
 // that fails `max_consecutive_faults` measurements in a row, or misses heartbeats for

@@ -1,4 +1,4 @@
-// RemoteRunner (issue 12): the Runner contract over a farm. For each batch it leases runners of
+// RemoteRunner: the Runner contract over a farm. For each batch it leases runners of
 // a key from the tracker (the first one waited for, more taken while they are free, up to one per
 // config), spreads the batch over them in parallel from one queue (each call takes an even share
 // of what is left, at most `chunk` configs), uploads only the artifacts a runner

@@ -1,6 +1,8 @@
 // The Runner contract (DESIGN.md): run(batch of MeasureInput, BuildResult) -> batch of
 // MeasureResult, never throwing; a crashing or hanging kernel kills a child process, never the
-// caller. Implementations: LocalRunner (a supervised child process).
+// caller. Implementations: LocalRunner (runner/local_runner.h: a supervised child process on this
+// machine) and RemoteRunner (runner/remote_runner.h: runners leased from a farm's tracker);
+// daemon/farm_watch.h wraps either to stop a job whose farm is gone.
 #pragma once
 
 #include <functional>

@@ -1,4 +1,4 @@
-// `kiln runner` (issue 12): a device-side runner of the farm. It registers with the tracker under
+// `kiln runner`: a device-side runner of the farm. It registers with the tracker under
 // a key (capabilities: the host target, cores, kiln version), sends heartbeats, and serves the
 // Runner service (proto/kiln.proto) on its own port, which it advertises.
 //
