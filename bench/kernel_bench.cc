@@ -46,7 +46,7 @@
 #include "runner/local_runner.h"
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tuner/tune_job.h"
 
 namespace kiln::bench {

@@ -46,7 +46,7 @@
 #include "frontend/onnx_import.h"
 #include "report/bench_file.h"
 #include "runtime/graph_executor.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace kiln::bench {
 namespace {

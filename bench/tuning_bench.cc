@@ -35,7 +35,7 @@
 #include "builder/target.h"
 #include "ops/registry.h"
 #include "runner/local_runner.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tuner/make_tuner.h"
 #include "tuner/model_based_tuner.h"
 #include "tuner/tune_job.h"

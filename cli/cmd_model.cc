@@ -9,7 +9,7 @@
 #include "frontend/onnx_import.h"
 #include "frontend/task_extraction.h"
 #include "runtime/model_artifact.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace kiln::cli {
 

@@ -7,8 +7,8 @@
 #include "cli/common.h"
 #include "cli/tuner_client.h"
 #include "common/safe_file.h"
-#include "store/log_file.h"
-#include "store/record_store.h"
+#include "store/formats/log_file.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace kiln::cli {
 

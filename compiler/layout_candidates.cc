@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "ops/registry.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace kiln::compiler {
 

@@ -17,12 +17,12 @@
 #include "common/safe_file.h"
 #include "daemon/export_paths.h"
 #include "daemon/farm_watch.h"
-#include "daemon/job_plan.h"
+#include "jobs/job_plan.h"
 #include "daemon/model_worker.h"
 #include "farm/signing.h"
 #include "runner/local_runner.h"
 #include "runner/remote_runner.h"
-#include "store/tvm_log.h"
+#include "store/formats/tvm_log.h"
 #include "tuner/measure_options.h"
 
 namespace kiln::daemon {

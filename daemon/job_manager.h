@@ -33,10 +33,10 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/job_spec.h"
+#include "jobs/job_spec.h"
 #include "daemon/measure_gate.h"
 #include "store/job_store.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace kiln::daemon {
 

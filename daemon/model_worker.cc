@@ -4,12 +4,12 @@
 #include "common/wire.h"
 #include "common/worker_process.h"
 #include "compiler/compile_model.h"
-#include "daemon/job_plan.h"
-#include "daemon/job_spec.h"
+#include "jobs/job_plan.h"
+#include "jobs/job_spec.h"
 #include "frontend/onnx_import.h"
 #include "ops/registry.h"
 #include "runtime/model_artifact.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace kiln::daemon {
 

@@ -27,7 +27,7 @@
 #include "common/status.h"
 #include "daemon/job_manager.h"
 #include "dashboard/farm_metrics.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace kiln::dashboard {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/job_spec.h"
+#include "jobs/job_spec.h"
 #include "frontend/onnx_import.h"
 #include "tuner/model_tune.h"
 

@@ -9,10 +9,10 @@
 #include <tuple>
 
 #include "builder/target.h"
-#include "daemon/job_plan.h"
-#include "daemon/job_spec.h"
+#include "jobs/job_plan.h"
+#include "jobs/job_spec.h"
 #include "store/job_store.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tuner/model_tune.h"
 
 namespace kiln::report {

@@ -14,7 +14,7 @@
 
 #include "builder/llvm_init.h"
 #include "builder/target.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 

@@ -25,7 +25,7 @@
 #include "runner/local_measure.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/onnx_models.h"
 #include "tests/ops_test_util.h"
 #include "tests/run_kiln.h"

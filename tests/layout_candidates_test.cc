@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "ops/registry.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/temp_dir.h"
 
 namespace kiln::compiler {

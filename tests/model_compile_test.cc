@@ -18,7 +18,7 @@
 #include "frontend/task_extraction.h"
 #include "ops/registry.h"
 #include "runtime/graph_executor.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/onnx_models.h"
 #include "tests/run_kiln.h"
 

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "ops/registry.h"
-#include "store/kiln_log.h"
-#include "store/record_store.h"
-#include "store/schema.h"
-#include "store/sqlite_db.h"
+#include "store/formats/kiln_log.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_db.h"
 #include "tests/temp_dir.h"
 
 namespace kiln::store {

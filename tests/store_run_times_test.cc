@@ -6,9 +6,9 @@
 #include <limits>
 #include <string>
 
-#include "store/record_store.h"
-#include "store/schema.h"
-#include "store/sqlite_db.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_db.h"
 #include "tests/temp_dir.h"
 
 namespace kiln::store {

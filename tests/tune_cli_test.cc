@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 

@@ -10,7 +10,7 @@
 
 #include "builder/target.h"
 #include "ops/registry.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/run_kiln.h"
 
 namespace kiln {

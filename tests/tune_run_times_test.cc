@@ -7,7 +7,7 @@
 #include "builder/target.h"
 #include "ops/registry.h"
 #include "runner/local_runner.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/temp_dir.h"
 #include "tuner/tune_job.h"
 

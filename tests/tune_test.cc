@@ -12,7 +12,7 @@
 #include "builder/target.h"
 #include "ops/registry.h"
 #include "runner/local_runner.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/fault_template.h"
 #include "tests/warp_env.h"
 #include "tuner/make_tuner.h"

@@ -1,7 +1,7 @@
 // Log formats: Python-exact JSON output, TVM target strings, TVM autotvm v0.2 lines written
 // byte-identical to TVM's (the real conv2d line of autotvm.md §3) and read back with every field
 // checked, kiln's own lines, and file import/export with per-line reports for bad lines.
-#include "store/tvm_log.h"
+#include "store/formats/tvm_log.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "ops/registry.h"
-#include "store/kiln_log.h"
-#include "store/log_file.h"
-#include "store/py_json.h"
-#include "store/record_store.h"
-#include "store/tvm_target.h"
+#include "store/formats/kiln_log.h"
+#include "store/formats/log_file.h"
+#include "store/formats/py_json.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/formats/tvm_target.h"
 #include "tests/temp_dir.h"
 #include "tests/tvm_log_lines.h"
 

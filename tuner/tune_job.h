@@ -18,7 +18,7 @@
 #include "common/status.h"
 #include "ops/template.h"
 #include "runner/runner.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tuner/make_tuner.h"
 #include "tuner/tune_loop.h"
 #include "tuner/xgb_tuner.h"

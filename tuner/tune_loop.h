@@ -32,7 +32,7 @@
 #include "common/status.h"
 #include "ops/template.h"
 #include "runner/runner.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tuner/tuner.h"
 
 namespace kiln::tuner {

@@ -1,4 +1,4 @@
-#include "store/log_file.h"
+#include "store/formats/log_file.h"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "common/safe_file.h"
-#include "store/line_parse.h"
+#include "store/formats/line_parse.h"
 
 namespace kiln::store {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "store/kiln_log.h"
-#include "store/record_store.h"
-#include "store/tvm_log.h"
+#include "store/formats/kiln_log.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/formats/tvm_log.h"
 
 namespace kiln::store {
 

@@ -1,4 +1,4 @@
-#include "store/schema.h"
+#include "store/sqlite/schema.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "store/sqlite_db.h"
+#include "store/sqlite/sqlite_db.h"
 
 namespace kiln::store {
 

@@ -2,9 +2,9 @@
 
 #include <string_view>
 
-#include "store/record_store.h"
-#include "store/schema.h"
-#include "store/sqlite_db.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_db.h"
 
 namespace kiln::store {
 

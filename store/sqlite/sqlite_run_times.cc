@@ -1,9 +1,9 @@
 // RecordStore's run_times table (store/run_times.h, schema version 6).
 #include <cmath>
 
-#include "store/py_json.h"
-#include "store/record_store.h"
-#include "store/sqlite_db.h"
+#include "store/formats/py_json.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/sqlite/sqlite_db.h"
 
 namespace kiln::store {
 

@@ -1,10 +1,10 @@
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 #include <utility>
 
-#include "store/py_json.h"
-#include "store/schema.h"
-#include "store/sqlite_db.h"
+#include "store/formats/py_json.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_db.h"
 
 namespace kiln::store {
 

@@ -10,7 +10,7 @@
 //     batch of measurements takes.
 //   - one transaction per append(): a batch is wholly present or wholly absent after any crash.
 //
-// Schema: versioned with PRAGMA user_version and migrated on open (store/schema.h). A file from a
+// Schema: versioned with PRAGMA user_version and migrated on open (store/sqlite/schema.h). A file from a
 // newer kiln, another application's database, a non-SQLite or corrupt file: a clear error naming
 // the file.
 //

@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 
-#include "store/record_store.h"
-#include "store/schema.h"
-#include "store/sqlite_db.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_db.h"
 #include "tests/temp_dir.h"
 
 namespace kiln::store {

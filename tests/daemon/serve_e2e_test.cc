@@ -18,7 +18,7 @@
 
 #include "proto/kiln.grpc.pb.h"
 #include "store/job_store.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/daemon/serve_process.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"

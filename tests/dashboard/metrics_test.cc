@@ -8,7 +8,7 @@
 #include "dashboard/job_metrics.h"
 #include "dashboard/prometheus_text.h"
 #include "store/job_store.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/dashboard/job_view.h"
 #include "tests/dashboard/prometheus_parse.h"
 #include "tests/temp_dir.h"

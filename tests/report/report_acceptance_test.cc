@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/run_kiln.h"
 #include "tests/support/chart_markup.h"
 #include "tests/support/headless_chromium.h"

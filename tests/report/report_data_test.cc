@@ -9,12 +9,12 @@
 #include <fstream>
 
 #include "builder/target.h"
-#include "daemon/job_plan.h"
+#include "jobs/job_plan.h"
 #include "report/bench_file.h"
 #include "report/report.h"
 #include "report/report_html.h"
 #include "store/job_store.h"
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/support/chart_markup.h"
 #include "tests/temp_dir.h"
 
