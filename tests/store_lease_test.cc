@@ -10,7 +10,7 @@
 
 #include "ops/registry.h"
 #include "store/formats/kiln_log.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/open_store.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_db.h"
 #include "tests/temp_dir.h"
@@ -41,8 +41,8 @@ Record make_record(int64_t index, int error_no = 0) {
   return r;
 }
 
-std::unique_ptr<RecordStore> open_or_die(const std::string& path) {
-  auto store = RecordStore::open(path);
+std::unique_ptr<Store> open_or_die(const std::string& path) {
+  auto store = open_store(path);
   EXPECT_TRUE(store.ok()) << store.status().message();
   return store.ok() ? std::move(store).value() : nullptr;
 }
@@ -227,7 +227,7 @@ TEST(LeaseTest, ClaimSeesRecordsAppendedSinceAndAppendReleasesOnlyTheOwnersLease
   EXPECT_TRUE(after->unseen.empty());
   EXPECT_EQ(*store->leases(kTask), (std::vector<Lease>{{3, "b", 100}, {5, "b", 100}}));
 
-  auto read_only = RecordStore::open(dir.file("r.db"), /*read_only=*/true);
+  auto read_only = open_store(dir.file("r.db"), /*read_only=*/true);
   ASSERT_TRUE(read_only.ok());
   EXPECT_FALSE((*read_only)->claim(kTask, {7}, 0, "c", 0, 1).ok());
 }

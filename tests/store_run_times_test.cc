@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "store/sqlite/sqlite_store.h"
+#include "store/open_store.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_db.h"
 #include "tests/temp_dir.h"
@@ -37,7 +37,7 @@ RunTimes delta(const std::string& run, const std::string& workload, double secon
 
 TEST(RunTimesStore, AdditionsToOneRunAndTaskSumInOneRow) {
   TempDir dir;
-  auto store = RecordStore::open(dir.file("r.db"));
+  auto store = open_store(dir.file("r.db"));
   ASSERT_TRUE(store.ok()) << store.status().message();
   ASSERT_TRUE((*store)->add_run_times(delta("run-a", "dense:K=8,M=8,N=8", 1)).ok());
   RunTimes later = delta("run-a", "dense:K=8,M=8,N=8", 2);
@@ -73,7 +73,7 @@ TEST(RunTimesStore, AdditionsToOneRunAndTaskSumInOneRow) {
 
 TEST(RunTimesStore, CooldownStaysUnknownUntilARunnerKnowsIt) {
   TempDir dir;
-  auto store = RecordStore::open(dir.file("r.db"));
+  auto store = open_store(dir.file("r.db"));
   ASSERT_TRUE(store.ok());
   RunTimes farm = delta("farm-run", "dense:K=8,M=8,N=8", 1);
   farm.cooldown_s.reset();
@@ -89,7 +89,7 @@ TEST(RunTimesStore, CooldownStaysUnknownUntilARunnerKnowsIt) {
 TEST(RunTimesStore, RefusesBadNumbersAnonymousRunsAndReadOnlyStores) {
   TempDir dir;
   const std::string path = dir.file("r.db");
-  auto store = RecordStore::open(path);
+  auto store = open_store(path);
   ASSERT_TRUE(store.ok());
   RunTimes bad = delta("run", "dense:K=8,M=8,N=8", 1);
   bad.run_s = std::numeric_limits<double>::quiet_NaN();
@@ -102,7 +102,7 @@ TEST(RunTimesStore, RefusesBadNumbersAnonymousRunsAndReadOnlyStores) {
   EXPECT_FALSE((*store)->add_run_times(delta("", "dense:K=8,M=8,N=8", 1)).ok());
   EXPECT_TRUE((*store)->run_times()->empty());
 
-  auto reader = RecordStore::open(path, /*read_only=*/true);
+  auto reader = open_store(path, /*read_only=*/true);
   ASSERT_TRUE(reader.ok());
   s = (*reader)->add_run_times(delta("run", "dense:K=8,M=8,N=8", 1));
   EXPECT_NE(s.message().find("read-only"), std::string::npos) << s.message();
@@ -110,7 +110,7 @@ TEST(RunTimesStore, RefusesBadNumbersAnonymousRunsAndReadOnlyStores) {
 
 TEST(RunTimesStore, AppendAddsTheRunsTimesInTheBatchsTransaction) {
   TempDir dir;
-  auto store = RecordStore::open(dir.file("r.db"));
+  auto store = open_store(dir.file("r.db"));
   ASSERT_TRUE(store.ok());
   Record r;
   r.target = "llvm";
@@ -160,13 +160,13 @@ TEST(RunTimesStore, VersionFiveStoreMigratesKeepingEveryRecordAndJob) {
   }
   // A read-only open (kiln report) of the writable file migrates it first.
   {
-    auto reader = RecordStore::open(path, /*read_only=*/true);
+    auto reader = open_store(path, /*read_only=*/true);
     ASSERT_TRUE(reader.ok()) << reader.status().message();
     EXPECT_EQ(*(*reader)->schema_version(), 6);
     EXPECT_TRUE((*reader)->run_times()->empty());
   }
 
-  auto store = RecordStore::open(path);
+  auto store = open_store(path);
   ASSERT_TRUE(store.ok()) << store.status().message();
   EXPECT_EQ(*(*store)->schema_version(), 6);
   EXPECT_EQ(*(*store)->count(), 1);

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/sqlite/sqlite_store.h"
+#include "store/open_store.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_db.h"
 #include "tests/temp_dir.h"
@@ -51,13 +51,13 @@ Record make_record(const std::string& workload, int64_t index, std::vector<doubl
   return r;
 }
 
-std::unique_ptr<RecordStore> open_or_die(const std::string& path, bool read_only = false) {
-  auto store = RecordStore::open(path, read_only);
+std::unique_ptr<Store> open_or_die(const std::string& path, bool read_only = false) {
+  auto store = open_store(path, read_only);
   EXPECT_TRUE(store.ok()) << store.status().message();
   return store.ok() ? std::move(store).value() : nullptr;
 }
 
-// Runs SQL on the file directly, bypassing RecordStore; returns SQLite's result code.
+// Runs SQL on the file directly, bypassing Store; returns SQLite's result code.
 int raw_exec(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
@@ -278,18 +278,18 @@ TEST(RecordStoreTest, MigrationsApplyInOrderAndAtomically) {
     EXPECT_EQ(*(*db)->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'more'"), 0);
   }
   // This kiln refuses the newer file.
-  auto store = RecordStore::open(path);
+  auto store = open_store(path);
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.status().message().find("newer kiln"), std::string::npos)
       << store.status().message();
   EXPECT_NE(store.status().message().find(path), std::string::npos);
-  EXPECT_FALSE(RecordStore::open(path, /*read_only=*/true).ok());
+  EXPECT_FALSE(open_store(path, /*read_only=*/true).ok());
 }
 
 TEST(RecordStoreTest, ReadOnlyOpenReadsButDoesNotWriteOrCreate) {
   TempDir dir;
   const std::string path = dir.file("r.db");
-  auto missing = RecordStore::open(path, true);
+  auto missing = open_store(path, true);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find(path), std::string::npos);
   EXPECT_FALSE(fs::exists(path));
@@ -307,7 +307,7 @@ TEST(RecordStoreTest, ReadOnlyOpenReadsButDoesNotWriteOrCreate) {
   EXPECT_TRUE(ro->check_integrity().ok());
   // An empty file is not a store yet, and a read-only open cannot make it one.
   std::ofstream(dir.file("empty.db")).close();
-  EXPECT_FALSE(RecordStore::open(dir.file("empty.db"), true).ok());
+  EXPECT_FALSE(open_store(dir.file("empty.db"), true).ok());
 }
 
 // A store an older kiln wrote is brought to the latest version by a read-only open (best,
@@ -342,16 +342,16 @@ TEST(RecordStoreTest, NonSqliteAndForeignFilesGiveErrorsNamingTheFile) {
     std::ofstream out(text);
     for (int i = 0; i < 100; ++i) out << "this is a text file, not a database\n";
   }
-  auto store = RecordStore::open(text);
+  auto store = open_store(text);
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.status().message().find(text), std::string::npos) << store.status().message();
   EXPECT_NE(store.status().message().find("not a SQLite database"), std::string::npos)
       << store.status().message();
-  EXPECT_FALSE(RecordStore::open(text, true).ok());
+  EXPECT_FALSE(open_store(text, true).ok());
 
   const std::string foreign = dir.file("other.db");
   ASSERT_EQ(raw_exec(foreign, "CREATE TABLE t (x); INSERT INTO t VALUES (1);"), SQLITE_OK);
-  auto other = RecordStore::open(foreign);
+  auto other = open_store(foreign);
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find("not a kiln record store"), std::string::npos)
       << other.status().message();
@@ -373,7 +373,7 @@ TEST(RecordStoreTest, DamagedStoreGivesErrorsNotCrashes) {
     f.seekp(4 * 4096);
     f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
   }
-  auto store = RecordStore::open(path);
+  auto store = open_store(path);
   if (!store.ok()) {
     EXPECT_NE(store.status().message().find(path), std::string::npos);
     return;
@@ -404,7 +404,7 @@ std::vector<Record> numbered_batch(int batch_no) {
 }
 
 // Fails the test unless every batch in the store is complete.
-void expect_whole_batches(RecordStore& store) {
+void expect_whole_batches(Store& store) {
   auto rows = store.records();
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   std::map<std::string, int> per_batch;
@@ -422,7 +422,7 @@ TEST(RecordStoreProcessTest, ReaderSeesOnlyWholeBatchesWhileWriterAppends) {
   ASSERT_GE(reader, 0);
   if (reader == 0) {
     // Child: its own connection. Exit codes: 0 ok, 2 open failed, 3 torn or shrinking read.
-    auto ro = RecordStore::open(path, true);
+    auto ro = open_store(path, true);
     if (!ro.ok()) _exit(2);
     int64_t last = 0;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(4);
@@ -471,7 +471,7 @@ TEST(RecordStoreProcessTest, TwoWritersWaitForEachOther) {
   ASSERT_TRUE(open_or_die(path));  // create it, so the children race only on appends
   constexpr int kBatchesEach = 40;
   RunInChildren(2, [&](int w) {
-    auto store = RecordStore::open(path);
+    auto store = open_store(path);
     if (!store.ok()) return 2;
     for (int b = 0; b < kBatchesEach; ++b) {
       if (!(*store)->append(numbered_batch(w * 1000 + b)).ok()) return 3;
@@ -489,7 +489,7 @@ TEST(RecordStoreProcessTest, ProcessesCreatingTheSameNewStoreAtOnceAllSucceed) {
   const std::string path = dir.file("new.db");
   constexpr int kProcesses = 4;
   RunInChildren(kProcesses, [&](int p) {
-    auto store = RecordStore::open(path);
+    auto store = open_store(path);
     if (!store.ok()) {
       std::fprintf(stderr, "%s\n", store.status().message().c_str());
       return 2;
@@ -511,7 +511,7 @@ TEST(RecordStoreProcessTest, WriterKilledMidAppendLeavesOnlyWholeBatches) {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      auto store = RecordStore::open(path);
+      auto store = open_store(path);
       if (!store.ok()) _exit(2);
       for (int b = round * 100000;; ++b) {
         if (!(*store)->append(numbered_batch(b)).ok()) _exit(3);

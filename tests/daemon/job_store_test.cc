@@ -1,9 +1,8 @@
 // The jobs table (store/job_store.h) and the migration that adds it.
-#include "store/job_store.h"
-
 #include <gtest/gtest.h>
 
-#include "store/sqlite/sqlite_store.h"
+#include "store/job_store.h"
+#include "store/open_store.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_db.h"
 #include "tests/temp_dir.h"
@@ -31,7 +30,7 @@ Record record_of(const std::string& source, int64_t config) {
 
 TEST(JobStoreTest, AddGetListAndStates) {
   TempDir dir;
-  auto jobs = JobStore::open(dir.file("k.db"));
+  auto jobs = open_job_store(dir.file("k.db"));
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
   Result<int64_t> a = (*jobs)->add("a", "workloads: []", "/tmp", 3, 100);
   Result<int64_t> b = (*jobs)->add("b", "x: 1", "", -1, 101);
@@ -80,8 +79,8 @@ TEST(JobStoreTest, AddGetListAndStates) {
 TEST(JobStoreTest, CountsAJobsRecordsExactly) {
   TempDir dir;
   const std::string path = dir.file("k.db");
-  auto jobs = JobStore::open(path);
-  auto records = RecordStore::open(path);
+  auto jobs = open_job_store(path);
+  auto records = open_store(path);
   ASSERT_TRUE(jobs.ok() && records.ok());
   int64_t a = *(*jobs)->add("a", "s", "", 0, 1);
   int64_t b = *(*jobs)->add("b", "s", "", 0, 1);
@@ -112,9 +111,9 @@ TEST(JobStoreTest, AVersion4StoreMigratesKeepingItsRecords) {
                            "'dense:K=1,M=1,N=1', 0, '[]', 0, '[1]', 1, 1, 1, '', 1, 'old')")
                     .ok());
   }
-  auto jobs = JobStore::open(path);
+  auto jobs = open_job_store(path);
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
-  auto records = RecordStore::open(path);
+  auto records = open_store(path);
   ASSERT_TRUE(records.ok());
   EXPECT_EQ(*(*records)->schema_version(), latest_schema_version());  // migrated to the last
   EXPECT_EQ(*(*records)->count(), 1);
@@ -127,13 +126,13 @@ TEST(JobStoreTest, AVersion4StoreMigratesKeepingItsRecords) {
 TEST(JobStoreTest, ReadOnlyOpenReadsJobsAndRefusesToWrite) {
   TempDir dir;
   const std::string path = dir.file("r.db");
-  EXPECT_FALSE(JobStore::open(path, /*read_only=*/true).ok());
+  EXPECT_FALSE(open_job_store(path, /*read_only=*/true).ok());
   {
-    auto jobs = JobStore::open(path);
+    auto jobs = open_job_store(path);
     ASSERT_TRUE(jobs.ok());
     ASSERT_TRUE((*jobs)->add("j", "spec", "/d", 3, 1).ok());
   }
-  auto reader = JobStore::open(path, /*read_only=*/true);
+  auto reader = open_job_store(path, /*read_only=*/true);
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   auto row = (*reader)->get(1);
   ASSERT_TRUE(row.ok()) << row.status().message();
