@@ -46,7 +46,7 @@
 #include "runner/local_runner.h"
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tuner/tune_job.h"
 
 namespace kiln::bench {
@@ -163,8 +163,7 @@ struct Best {
 
 // kiln tune's loop (the chosen tuner, fixed seed and trial count, builder processes, isolated
 // runner) over every template of the operator, recording into `db`; returns the fastest config.
-Best tune(const ops::Workload& raw, const Args& args, const Target& target,
-          store::RecordStore& db) {
+Best tune(const ops::Workload& raw, const Args& args, const Target& target, store::Store& db) {
   Best best;
   double best_flops = 0;
   builder::LocalBuildPool builder;
@@ -244,12 +243,12 @@ int run(const Args& args) {
   };
   Target target = builder::host_target();
   ThreadPool pool(args.threads);
-  auto opened = store::RecordStore::open(args.db);
+  auto opened = store::open_store(args.db);
   if (!opened.ok()) {
     std::fprintf(stderr, "kernel_bench: %s\n", opened.status().message().c_str());
     return 1;
   }
-  std::unique_ptr<store::RecordStore> db = std::move(opened).value();
+  std::unique_ptr<store::Store> db = std::move(opened).value();
   std::printf(
       "kiln kernel benchmark: %s, %d thread(s), %d configs per template (%s tuner), seed %llu\n",
       target.to_string().c_str(), args.threads, args.trials, args.tuner.c_str(),

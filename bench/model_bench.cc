@@ -46,7 +46,7 @@
 #include "frontend/onnx_import.h"
 #include "report/bench_file.h"
 #include "runtime/graph_executor.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 
 namespace kiln::bench {
 namespace {
@@ -249,9 +249,9 @@ int tune_models(Args& args) {
 }
 
 int run(const Args& args) {
-  std::unique_ptr<store::RecordStore> db;
+  std::unique_ptr<store::Store> db;
   if (!args.db.empty()) {
-    auto opened = store::RecordStore::open(args.db, /*read_only=*/true);
+    auto opened = store::open_store(args.db, /*read_only=*/true);
     if (!opened.ok()) {
       std::fprintf(stderr, "model_bench: %s\n", opened.status().message().c_str());
       return 1;
@@ -287,7 +287,7 @@ int run(const Args& args) {
     }
     if (!input.ok() || !ref.ok() || !graph.ok()) continue;
 
-    std::vector<std::pair<std::string, store::RecordStore*>> variants = {{"fallback", nullptr}};
+    std::vector<std::pair<std::string, store::Store*>> variants = {{"fallback", nullptr}};
     if (db) variants.emplace_back("tuned", db.get());
     // Compile first, so that nothing of kiln runs while ONNX Runtime is timed below.
     struct Compiled {

@@ -35,7 +35,7 @@
 #include "builder/target.h"
 #include "ops/registry.h"
 #include "runner/local_runner.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tuner/make_tuner.h"
 #include "tuner/model_based_tuner.h"
 #include "tuner/tune_job.h"
@@ -100,7 +100,7 @@ RunResult tune(const BenchTask& bt, const std::string& tuner_name, int64_t trial
   ConfigSpace space = tmpl->space(w);
   Target target = builder::host_target();
   std::string path = args.db_dir + "/" + (db_name.empty() ? tuner_name : db_name) + ".db";
-  auto db = store::RecordStore::open(path);
+  auto db = store::open_store(path);
   if (!db.ok()) {
     std::fprintf(stderr, "tuning_bench: %s\n", db.status().message().c_str());
     std::exit(1);
@@ -148,7 +148,7 @@ RunResult tune(const BenchTask& bt, const std::string& tuner_name, int64_t trial
 // against the same tuner without transfer (the main run's records).
 void transfer_experiment(const Args& args, builder::Builder& builder, runner::Runner& runner) {
   const BenchTask& target = kTasks[2];
-  auto db = store::RecordStore::open(args.db_dir + "/xgb.db");
+  auto db = store::open_store(args.db_dir + "/xgb.db");
   if (!db.ok()) return;
   std::vector<store::Record> sources;
   for (const BenchTask* source : {&kTasks[1], &kTasks[3]}) {

@@ -15,7 +15,7 @@
 #include "cli/tuner_client.h"
 #include "common/safe_file.h"
 #include "common/worker_process.h"
-#include "daemon/job_spec.h"
+#include "jobs/job_spec.h"
 #include "daemon/model_worker.h"
 #include "daemon/tuner_service.h"
 #include "dashboard/server.h"

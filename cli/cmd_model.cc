@@ -9,7 +9,7 @@
 #include "frontend/onnx_import.h"
 #include "frontend/task_extraction.h"
 #include "runtime/model_artifact.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 
 namespace kiln::cli {
 
@@ -99,8 +99,8 @@ Command add_compile_command(CLI::App& app) {
     ok_or_exit(check_writable_path(o->output));
     frontend::Graph graph =
         value_or_exit(frontend::import_onnx(o->model, import_options(o->input_shapes)));
-    std::unique_ptr<store::RecordStore> db;
-    if (!o->db.empty()) db = value_or_exit(store::RecordStore::open(o->db, /*read_only=*/true));
+    std::unique_ptr<store::Store> db;
+    if (!o->db.empty()) db = value_or_exit(store::open_store(o->db, /*read_only=*/true));
     compiler::CompileOptions options;
     options.target = o->target;
     options.store = db.get();

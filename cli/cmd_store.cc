@@ -7,8 +7,8 @@
 #include "cli/common.h"
 #include "cli/tuner_client.h"
 #include "common/safe_file.h"
-#include "store/log_file.h"
-#include "store/record_store.h"
+#include "store/formats/log_file.h"
+#include "store/open_store.h"
 
 namespace kiln::cli {
 
@@ -21,8 +21,8 @@ std::string iso_time(double unix_seconds) {
   return buf;
 }
 
-std::unique_ptr<store::RecordStore> open_store(const std::string& path, bool read_only) {
-  return value_or_exit(store::RecordStore::open(path, read_only));
+std::unique_ptr<store::Store> open_store(const std::string& path, bool read_only) {
+  return value_or_exit(store::open_store(path, read_only));
 }
 
 // kiln export --job: the daemon's ExportJob, to -o FILE or standard output.
@@ -71,7 +71,7 @@ Command add_best_command(CLI::App& app) {
         wanted.emplace_back(std::string(t.tmpl->name()), t.workload.to_string());
       }
     }
-    std::unique_ptr<store::RecordStore> db = open_store(o->db, true);
+    std::unique_ptr<store::Store> db = open_store(o->db, true);
     std::vector<store::Record> best = value_or_exit(db->best_per_workload(target));
     int shown = 0;
     for (const store::Record& r : best) {
@@ -109,7 +109,7 @@ Command add_best_command(CLI::App& app) {
       std::printf("no successful record%s%s in %s\n", wanted.empty() ? "" : " for this workload",
                   target ? (" for target '" + *target + "'").c_str() : "", o->db.c_str());
     }
-    // Successful records of an older measurement version never compete (record_store.h).
+    // Successful records of an older measurement version never compete (store/store.h).
     store::RecordFilter outdated;
     outdated.target = target;
     outdated.only_ok = true;
@@ -162,7 +162,7 @@ Command add_export_command(CLI::App& app) {
     store::ExportOptions options;
     options.format = value_or_exit(store::parse_log_format(o->format));
     options.best_only = o->best_only;
-    std::unique_ptr<store::RecordStore> db = open_store(o->db, true);
+    std::unique_ptr<store::Store> db = open_store(o->db, true);
     store::ExportReport report = o->output.empty()
                                      ? value_or_exit(store::export_records(*db, std::cout, options))
                                      : value_or_exit(store::export_file(*db, o->output, options));
@@ -184,7 +184,7 @@ Command add_import_command(CLI::App& app) {
   cmd->add_option("file", o->file, "log file")->required();
   cmd->add_option("--db", o->db, "SQLite record store (created if absent)")->required();
   return [o] {
-    std::unique_ptr<store::RecordStore> db = open_store(o->db, false);
+    std::unique_ptr<store::Store> db = open_store(o->db, false);
     store::ImportReport report =
         value_or_exit(store::import_file(*db, o->file, "import:" + o->file));
     for (const std::string& s : report.warnings) std::fprintf(stderr, "%s\n", s.c_str());

@@ -14,9 +14,9 @@
 #include "cli/common.h"
 #include "cli/remote_runner_options.h"
 #include "daemon/farm_watch.h"
-#include "daemon/job_plan.h"
+#include "jobs/job_plan.h"
 #include "runner/local_runner.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tuner/make_tuner.h"
 #include "tuner/measure_options.h"
 #include "tuner/model_tune.h"
@@ -252,7 +252,7 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
   }
   model_options.round_trials = daemon::round_trials(model_options.budget, tasks.size());
 
-  std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o.db));
+  std::unique_ptr<store::Store> db = value_or_exit(store::open_store(o.db));
   std::unique_ptr<builder::Builder> builder_ptr =
       make_builder(o.remote, o.n_parallel, o.build_timeout_s);
   builder::Builder& builder = *builder_ptr;
@@ -457,7 +457,7 @@ Command add_tune_command(CLI::App& app) {
     options.loop.measure_options = tuner::measure_options_text(o->runner, o->build_timeout_s);
     options.loop.retry_errors = o->retry_errors;
 
-    std::unique_ptr<store::RecordStore> db = value_or_exit(store::RecordStore::open(o->db));
+    std::unique_ptr<store::Store> db = value_or_exit(store::open_store(o->db));
     std::unique_ptr<builder::Builder> builder_ptr =
         make_builder(o->remote, o->n_parallel, o->build_timeout_s);
     builder::Builder& builder = *builder_ptr;

@@ -25,7 +25,7 @@
 #include "frontend/supported_ops.h"
 #include "frontend/workload_mapping.h"
 #include "ops/registry.h"
-#include "store/record_store.h"
+#include "store/store.h"
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "0.1.0"

@@ -21,15 +21,15 @@
 #include "runtime/model_artifact.h"
 
 namespace kiln::store {
-class RecordStore;
+class Store;
 }
 
 namespace kiln::compiler {
 
 struct CompileOptions {
-  std::string target = "llvm";          // as `--target` takes it
-  store::RecordStore* store = nullptr;  // best records; null: fallback configs only
-  int jobs = 2;                         // kernels built in parallel
+  std::string target = "llvm";    // as `--target` takes it
+  store::Store* store = nullptr;  // best records; null: fallback configs only
+  int jobs = 2;                   // kernels built in parallel
 };
 
 struct CompiledTask {

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "ops/registry.h"
-#include "store/record_store.h"
+#include "store/store.h"
 
 namespace kiln::compiler {
 
@@ -17,8 +17,7 @@ const ops::Template* fallback_template(const std::vector<const ops::Template*>& 
 }
 
 Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload,
-                                                   store::RecordStore* store,
-                                                   const std::string& target,
+                                                   store::Store* store, const std::string& target,
                                                    const ops::TargetInfo& info) {
   std::vector<const ops::Template*> templates = ops::templates_for_op(workload.op);
   const ops::Template* fallback_tmpl = fallback_template(templates);

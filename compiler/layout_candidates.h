@@ -19,7 +19,7 @@
 #include "ops/workload.h"
 
 namespace kiln::store {
-class RecordStore;
+class Store;
 }
 
 namespace kiln::compiler {
@@ -42,8 +42,7 @@ const ops::Template* fallback_template(const std::vector<const ops::Template*>& 
 // alone): the records' candidates, or the fallback alone. Errors: a workload no template accepts, a
 // store read failure.
 Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload,
-                                                   store::RecordStore* store,
-                                                   const std::string& target,
+                                                   store::Store* store, const std::string& target,
                                                    const ops::TargetInfo& info);
 
 }  // namespace kiln::compiler

@@ -17,12 +17,13 @@
 #include "common/safe_file.h"
 #include "daemon/export_paths.h"
 #include "daemon/farm_watch.h"
-#include "daemon/job_plan.h"
 #include "daemon/model_worker.h"
 #include "farm/signing.h"
+#include "jobs/job_plan.h"
 #include "runner/local_runner.h"
 #include "runner/remote_runner.h"
-#include "store/tvm_log.h"
+#include "store/formats/tvm_log.h"
+#include "store/open_store.h"
 #include "tuner/measure_options.h"
 
 namespace kiln::daemon {
@@ -79,8 +80,8 @@ Result<std::unique_ptr<JobManager>> JobManager::open(JobManagerOptions options) 
     }
     return IoError(db + ": cannot lock: " + std::strerror(errno));
   }
-  KILN_ASSIGN_OR_RETURN(m->jobs_, store::JobStore::open(m->options_.db));
-  KILN_ASSIGN_OR_RETURN(m->records_, store::RecordStore::open(m->options_.db));
+  KILN_ASSIGN_OR_RETURN(m->jobs_, store::open_job_store(m->options_.db));
+  KILN_ASSIGN_OR_RETURN(m->records_, store::open_store(m->options_.db));
   KILN_ASSIGN_OR_RETURN(int64_t requeued, m->jobs_->requeue_running(now_s()));
   if (requeued > 0) {
     m->log(std::to_string(requeued) + " job(s) left running by the previous daemon queued again");

@@ -33,10 +33,10 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/job_spec.h"
 #include "daemon/measure_gate.h"
+#include "jobs/job_spec.h"
 #include "store/job_store.h"
-#include "store/record_store.h"
+#include "store/store.h"
 
 namespace kiln::daemon {
 
@@ -139,7 +139,7 @@ class JobManager {
   JobManagerOptions options_;
   int lock_fd_ = -1;
   std::unique_ptr<store::JobStore> jobs_;
-  std::unique_ptr<store::RecordStore> records_;
+  std::unique_ptr<store::Store> records_;
   MeasureGate gate_;
 
   std::mutex mu_;

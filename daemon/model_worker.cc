@@ -4,12 +4,12 @@
 #include "common/wire.h"
 #include "common/worker_process.h"
 #include "compiler/compile_model.h"
-#include "daemon/job_plan.h"
-#include "daemon/job_spec.h"
 #include "frontend/onnx_import.h"
+#include "jobs/job_plan.h"
+#include "jobs/job_spec.h"
 #include "ops/registry.h"
 #include "runtime/model_artifact.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 
 namespace kiln::daemon {
 
@@ -29,8 +29,8 @@ Status compile_and_write(const std::string& spec_yaml, const std::string& base_d
     import.input_shapes.emplace(parsed.first, parsed.second);
   }
   KILN_ASSIGN_OR_RETURN(frontend::Graph graph, frontend::import_onnx(spec.model, import));
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<store::RecordStore> records,
-                        store::RecordStore::open(db, /*read_only=*/true));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> records,
+                        store::open_store(db, /*read_only=*/true));
   compiler::CompileOptions options;
   options.target = spec.target;
   options.store = records.get();

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "daemon/job_spec.h"
+#include "jobs/job_spec.h"
 
 namespace kiln::dashboard {
 

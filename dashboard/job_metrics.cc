@@ -2,6 +2,7 @@
 
 #include "dashboard/prometheus_text.h"
 #include "store/job_store.h"
+#include "store/open_store.h"
 
 namespace kiln::dashboard {
 
@@ -16,8 +17,8 @@ PrometheusLabels job_labels(const daemon::JobView& j) {
 }  // namespace
 
 Result<std::unique_ptr<JobMetrics>> JobMetrics::open(const std::string& db) {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<store::RecordStore> records,
-                        store::RecordStore::open(db, /*read_only=*/true));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> records,
+                        store::open_store(db, /*read_only=*/true));
   return std::unique_ptr<JobMetrics>(new JobMetrics(std::move(records)));
 }
 

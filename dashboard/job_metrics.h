@@ -27,7 +27,7 @@
 #include "common/status.h"
 #include "daemon/job_manager.h"
 #include "dashboard/farm_metrics.h"
-#include "store/record_store.h"
+#include "store/store.h"
 
 namespace kiln::dashboard {
 
@@ -41,12 +41,12 @@ class JobMetrics {
                              const daemon::MeasureGate::Load& gate);
 
  private:
-  explicit JobMetrics(std::unique_ptr<store::RecordStore> records) : records_(std::move(records)) {}
+  explicit JobMetrics(std::unique_ptr<store::Store> records) : records_(std::move(records)) {}
   // Tallies the records committed since the last call. REQUIRES mu_ held.
   Status catch_up();
 
   std::mutex mu_;
-  std::unique_ptr<store::RecordStore> records_;
+  std::unique_ptr<store::Store> records_;
   int64_t last_id_ = 0;
   // Per job: its records by error_no (0: successful).
   std::map<int64_t, std::array<int64_t, kMaxMeasureError + 1>> by_error_;

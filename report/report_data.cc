@@ -9,10 +9,10 @@
 #include <tuple>
 
 #include "builder/target.h"
-#include "daemon/job_plan.h"
-#include "daemon/job_spec.h"
+#include "jobs/job_plan.h"
+#include "jobs/job_spec.h"
 #include "store/job_store.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tuner/model_tune.h"
 
 namespace kiln::report {
@@ -34,7 +34,7 @@ struct PlannedTasks {
 
 Result<PlannedTasks> plan_of_job(const std::string& db_path, int64_t id) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<store::JobStore> jobs,
-                        store::JobStore::open(db_path, /*read_only=*/true));
+                        store::open_job_store(db_path, /*read_only=*/true));
   KILN_ASSIGN_OR_RETURN(bool exists, jobs->exists(id));
   if (!exists) {
     return InvalidArgument("record store '" + db_path + "': no job " + std::to_string(id) +
@@ -231,8 +231,8 @@ Result<ReportData> gather_report(const std::string& db_path, const Scope& scope,
   if (!std::filesystem::exists(db_path)) {
     return InvalidArgument("record store '" + db_path + "': no such file");
   }
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<store::RecordStore> store,
-                        store::RecordStore::open(db_path, /*read_only=*/true));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
+                        store::open_store(db_path, /*read_only=*/true));
   // Bench files first: a malformed one fails before any long read.
   for (const std::string& file : bench_files) {
     KILN_ASSIGN_OR_RETURN(BenchResults results, read_bench_file(file));

@@ -1,7 +1,7 @@
 // What kiln report shows, gathered from a record store as plain data (report_html.h lays it out).
 // Reads only: the store is opened read-only, so a report can be made while a daemon writes it.
 //
-// Scope (report.h): a daemon job (its tasks and target as the job plans them, daemon/job_plan.h,
+// Scope (report.h): a daemon job (its tasks and target as the job plans them, jobs/job_plan.h,
 // or, when its spec cannot be planned any more, the tasks of its records; its records are those
 // whose source is store::job_source(id)), a model (its tasks and weights as
 // `kiln tune MODEL` extracts them, on the target that holds most of their records, else the

@@ -1,17 +1,16 @@
-// The daemon's jobs (`kiln serve`), in the same SQLite file as the records (schema version 5):
-// each job's spec as submitted (YAML text and the directory its relative paths are relative to),
-// its priority, state and reason, and the seconds spent tuning it so far. A job's records carry
-// job_source(id) as their source, so its trials are counted exactly from what is committed,
-// whatever happened to the process that measured them.
+// The daemon's jobs (`kiln serve`), kept beside the records of the same store: each job's spec
+// as submitted (YAML text and the directory its relative paths are relative to), its priority,
+// state and reason, and the seconds spent tuning it so far. A job's records carry job_source(id)
+// as their source, so its trials are counted exactly from what is committed, whatever happened
+// to the process that measured them.
 //
-// Unlike records, jobs are mutable: the state changes, the seconds grow. Every call is one
-// transaction; a JobStore has its own connection (WAL, busy timeout, synchronous=FULL, as
-// RecordStore) and may be used from several threads (calls are serialized by a mutex).
+// Unlike records, jobs are mutable: the state changes, the seconds grow. JobStore is the
+// interface a backend implements (SQLite: store/sqlite/sqlite_job_store.h, the jobs table of
+// schema version 5); open_job_store (store/open_store.h) opens one. Every call is atomic, and a
+// JobStore may be used from several threads.
 #pragma once
 
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,10 +18,6 @@
 #include "common/status.h"
 
 namespace kiln::store {
-
-namespace sqlite {
-class Database;
-}
 
 enum class JobState { kQueued, kRunning, kPaused, kDone, kFailed, kCancelled };
 const char* job_state_name(JobState s);  // "queued", "running", ...
@@ -50,33 +45,25 @@ std::optional<int64_t> job_of_source(const std::string& source);
 
 class JobStore {
  public:
-  // Opens (creating and migrating like RecordStore::open) the store at `path`; read_only opens an
-  // existing store of the current schema without writing to it (kiln report, beside a daemon).
-  static Result<std::unique_ptr<JobStore>> open(const std::string& path, bool read_only = false);
-  ~JobStore();
-  JobStore(const JobStore&) = delete;
-  JobStore& operator=(const JobStore&) = delete;
+  virtual ~JobStore() = default;
 
   // A new queued job; returns its id (increasing, never reused).
-  Result<int64_t> add(const std::string& name, const std::string& spec, const std::string& base_dir,
-                      int64_t priority, double now);
-  Result<bool> exists(int64_t id);
+  virtual Result<int64_t> add(const std::string& name, const std::string& spec,
+                              const std::string& base_dir, int64_t priority, double now) = 0;
+  virtual Result<bool> exists(int64_t id) = 0;
   // kInvalidArgument "no job N" for an unknown id.
-  Result<JobRow> get(int64_t id);
+  virtual Result<JobRow> get(int64_t id) = 0;
   // Every job, by id.
-  Result<std::vector<JobRow>> list();
-  Status set_state(int64_t id, JobState state, const std::string& reason, double now);
+  virtual Result<std::vector<JobRow>> list() = 0;
+  // kInvalidArgument "no job N" for an unknown id (also for add_seconds).
+  virtual Status set_state(int64_t id, JobState state, const std::string& reason, double now) = 0;
   // Adds tuning time spent (called after each committed batch).
-  Status add_seconds(int64_t id, double seconds, double now);
+  virtual Status add_seconds(int64_t id, double seconds, double now) = 0;
   // Records whose source is job_source(id).
-  Result<int64_t> count_records(int64_t id);
-  // Running jobs become queued again (a daemon starting after a crash or a drain picks them up).
-  Result<int64_t> requeue_running(double now);
-
- private:
-  explicit JobStore(std::unique_ptr<sqlite::Database> db);
-  std::mutex mu_;
-  std::unique_ptr<sqlite::Database> db_;
+  virtual Result<int64_t> count_records(int64_t id) = 0;
+  // Running jobs become queued again (a daemon starting after a crash or a drain picks them up);
+  // returns how many.
+  virtual Result<int64_t> requeue_running(double now) = 0;
 };
 
 }  // namespace kiln::store

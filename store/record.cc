@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "store/py_json.h"
+#include "store/formats/py_json.h"
 
 namespace kiln::store {
 

@@ -1,6 +1,6 @@
 // One measurement of one config of one task: the unit the record store keeps and the log formats
 // (kiln's JSON lines, TVM's autotvm log v0.2) carry. Plain data; no invariants are enforced here
-// (RecordStore::append checks them, see validate_record).
+// (Store::append checks them, see validate_record).
 #pragma once
 
 #include <cstdint>

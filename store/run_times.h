@@ -4,7 +4,7 @@
 // A run is one execution of `kiln tune` or of a daemon job (one TuneJob::run or ModelTuneJob::run
 // call): its identity is made when it starts (tuner::unique_run_id: host/pid/random), so two
 // executions of the same job (a daemon restarted) are two runs. The tuning loop adds to its row
-// after every committed batch (RecordStore::add_run_times): the row always holds what the
+// after every committed batch (Store::add_run_times): the row always holds what the
 // committed part of the run spent. A task tuned in several rounds of one run (whole-model tuning)
 // has one row, the sum of its rounds.
 #pragma once

@@ -14,7 +14,7 @@
 
 #include "builder/llvm_init.h"
 #include "builder/target.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 
@@ -171,7 +171,7 @@ store::Record record_for(const std::string& target, double cost) {
 TEST_F(CliHardening, BestHonoursTarget) {
   std::string db = path("best.db");
   {
-    auto s = store::RecordStore::open(db);
+    auto s = store::open_store(db);
     ASSERT_TRUE(s.ok()) << s.status().message();
     ASSERT_TRUE((*s)->append({record_for("llvm -mcpu=znver4", 1e-3),
                               record_for("llvm -mcpu=skylake-avx512", 2e-3)})
@@ -195,7 +195,7 @@ TEST_F(CliHardening, BestHonoursTarget) {
 }
 
 int64_t count_records(const std::string& db, std::set<int>* error_codes) {
-  auto s = store::RecordStore::open(db, /*read_only=*/true);
+  auto s = store::open_store(db, /*read_only=*/true);
   if (!s.ok()) return -1;
   auto records = (*s)->records();
   if (!records.ok()) return -1;

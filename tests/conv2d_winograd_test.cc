@@ -25,7 +25,7 @@
 #include "runner/local_measure.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/onnx_models.h"
 #include "tests/ops_test_util.h"
 #include "tests/run_kiln.h"
@@ -289,7 +289,7 @@ struct Compiled {
   std::vector<float> output;
 };
 
-Compiled compile_and_run(const std::string& model, store::RecordStore* db) {
+Compiled compile_and_run(const std::string& model, store::Store* db) {
   Compiled out;
   Result<frontend::Graph> graph = frontend::import_onnx(model);
   EXPECT_TRUE(graph.ok()) << graph.status().message();
@@ -367,7 +367,7 @@ TEST(Conv2dWinograd, CompileUsesItOnlyWhereItsRecordBeatsTheDirectOne) {
 
   testing::TempDir dir("kiln-winograd");
   const std::string db_path = dir.file("choice.db");
-  auto db = store::RecordStore::open(db_path);
+  auto db = store::open_store(db_path);
   ASSERT_TRUE(db.ok()) << db.status().message();
   // Only Winograd records: still the direct fallbacks.
   ASSERT_TRUE(
@@ -409,7 +409,7 @@ TEST(Conv2dWinograd, ResNet18OnWinogradMatchesTheReferenceOutput) {
     records.push_back(record_of(winograd(), t.workload.to_string(), 1e-4));
   }
   testing::TempDir tmp("kiln-winograd");
-  auto db = store::RecordStore::open(tmp.file("resnet.db"));
+  auto db = store::open_store(tmp.file("resnet.db"));
   ASSERT_TRUE(db.ok()) << db.status().message();
   ASSERT_TRUE((*db)->append(records).ok());
 
@@ -455,7 +455,7 @@ TEST(Conv2dWinograd, TuneModelThenCompilePicksTheFasterTemplate) {
   ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
   EXPECT_NE(tuned.output.find("4 tasks"), std::string::npos) << tuned.output;
 
-  auto db = store::RecordStore::open(db_path, /*read_only=*/true);
+  auto db = store::open_store(db_path, /*read_only=*/true);
   ASSERT_TRUE(db.ok()) << db.status().message();
   const std::string target = builder::host_target().to_string();
   const std::vector<std::string> convs = {"conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1",

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "store/kiln_log.h"
-#include "store/log_file.h"
-#include "store/tvm_log.h"
-#include "store/tvm_target.h"
+#include "store/formats/kiln_log.h"
+#include "store/formats/log_file.h"
+#include "store/formats/tvm_log.h"
+#include "store/formats/tvm_target.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 #include "tests/tvm_log_lines.h"

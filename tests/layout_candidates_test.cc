@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "ops/registry.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/temp_dir.h"
 
 namespace kiln::compiler {
@@ -42,7 +42,7 @@ store::Record record(const ops::Template& tmpl, const ops::Workload& w, int64_t 
 
 TEST(LayoutCandidates, FastestRecordPerPairOfBlocksAndTheFallbackOnlyWithoutRecords) {
   testing::TempDir dir;
-  auto db = store::RecordStore::open(dir.path() + "/c.db");
+  auto db = store::open_store(dir.path() + "/c.db");
   ASSERT_TRUE(db.ok()) << db.status().message();
   const ops::Template& tmpl = *ops::templates_for_op("conv2d").front();
   ops::Workload w = *tmpl.normalize(

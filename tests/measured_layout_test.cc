@@ -24,10 +24,10 @@
 #include "runner/local_measure.h"
 #include "runner/local_runner.h"
 #include "runtime/thread_pool.h"
-#include "store/log_file.h"
-#include "store/record_store.h"
-#include "store/schema.h"
-#include "store/sqlite_db.h"
+#include "store/formats/log_file.h"
+#include "store/open_store.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_db.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 #include "tuner/space_walk.h"
@@ -261,7 +261,7 @@ TEST(MeasuredLayout, OldRecordsMigrateAsVersionOneAndNeverCompete) {
   for (int64_t i : old_indices) old_configs.emplace_back(i, space.get(i).to_json()["entity"]);
   make_v3_store(path, target.to_string(), w.to_string(), old_configs);
 
-  auto db = store::RecordStore::open(path);
+  auto db = store::open_store(path);
   ASSERT_TRUE(db.ok()) << db.status().message();
   EXPECT_EQ(*(*db)->schema_version(), store::latest_schema_version());  // migrated to the last
   auto all = (*db)->records();
@@ -365,7 +365,7 @@ const std::string kResnetConvLine =
 
 TEST(MeasuredLayout, ImportedTvmRecordConfigIsMeasuredAsTvmTimesIt) {
   TempDir dir;
-  auto db = store::RecordStore::open(dir.file("tvm.db"));
+  auto db = store::open_store(dir.file("tvm.db"));
   ASSERT_TRUE(db.ok());
   std::istringstream log(kResnetConvLine + "\n");
   auto report = store::import_stream(**db, log, "resnet18.log");

@@ -18,7 +18,7 @@
 #include "frontend/task_extraction.h"
 #include "ops/registry.h"
 #include "runtime/graph_executor.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/onnx_models.h"
 #include "tests/run_kiln.h"
 
@@ -65,7 +65,7 @@ struct RunResult {
   std::vector<float> output_two_threads;
 };
 
-RunResult compile_and_run(const std::string& model, store::RecordStore* db = nullptr) {
+RunResult compile_and_run(const std::string& model, store::Store* db = nullptr) {
   RunResult result;
   fs::path dir = kModels / model;
   Result<frontend::Graph> graph = frontend::import_onnx((dir / (model + ".onnx")).string());
@@ -154,11 +154,11 @@ TEST(CompiledModel, TunedRecordsAreUsedAndStayCorrect) {
   }
   ASSERT_EQ(records.size(), 4u);
   {
-    auto db = store::RecordStore::open(db_path);
+    auto db = store::open_store(db_path);
     ASSERT_TRUE(db.ok()) << db.status().message();
     ASSERT_TRUE((*db)->append(records).ok());
   }
-  auto db = store::RecordStore::open(db_path, /*read_only=*/true);
+  auto db = store::open_store(db_path, /*read_only=*/true);
   ASSERT_TRUE(db.ok());
   RunResult r = compile_and_run("resnet18", db->get());
   int tuned = 0;
@@ -197,11 +197,11 @@ TEST(CompiledModel, PlannedLayoutsOverSeveralRecordsPerWorkloadStayCorrect) {
       }
     }
     {
-      auto db = store::RecordStore::open(db_path);
+      auto db = store::open_store(db_path);
       ASSERT_TRUE(db.ok()) << db.status().message();
       ASSERT_TRUE((*db)->append(records).ok());
     }
-    auto db = store::RecordStore::open(db_path, /*read_only=*/true);
+    auto db = store::open_store(db_path, /*read_only=*/true);
     ASSERT_TRUE(db.ok());
     RunResult r = compile_and_run(model, db->get());
     EXPECT_TRUE(r.report.planned);

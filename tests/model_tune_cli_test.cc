@@ -17,7 +17,7 @@
 
 #include "builder/target.h"
 #include "ops/registry.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 
@@ -36,7 +36,7 @@ std::string tune_args(const std::string& db, const std::string& budget) {
 
 int64_t count_records(const std::string& db) {
   if (!fs::exists(db)) return 0;
-  auto s = store::RecordStore::open(db, /*read_only=*/true);
+  auto s = store::open_store(db, /*read_only=*/true);
   if (!s.ok()) return 0;
   auto n = (*s)->count();
   return n.ok() ? *n : 0;
@@ -86,7 +86,7 @@ TEST_F(ModelTuneCli, KilledTwiceThenResumedEndsWithItsBudgetAndCompiles) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("est. latency"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("48 trials in the store"), std::string::npos) << r.output;
-  auto s = store::RecordStore::open(db);
+  auto s = store::open_store(db);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_TRUE((*s)->check_integrity().ok());
   std::vector<store::Record> records = *(*s)->records();
@@ -138,7 +138,7 @@ TEST_F(ModelTuneCli, EveryTaskMeasuresItsFallbackConfigFirst) {
   std::string db = path("fallback.db");
   testing::CommandResult r = testing::run_kiln(tune_args(db, "--trials 12"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  auto s = store::RecordStore::open(db, /*read_only=*/true);
+  auto s = store::open_store(db, /*read_only=*/true);
   ASSERT_TRUE(s.ok()) << s.status().message();
   std::vector<store::Record> records = *(*s)->records();
   ASSERT_EQ(records.size(), 12u);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "store/schema.h"
-#include "store/sqlite_db.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_db.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 #include "tests/tvm_log_lines.h"

@@ -1,6 +1,7 @@
-// Schema versions 2 and 3 of the record store: records carry their measure options and whether
-// the runner was lost (kept through a migration from version 1 and through kiln logs), and
-// leases let concurrent tuners claim configs (taken, refused, renewed, released, expired).
+// Schema versions 2 and 3 of the SQLite store: records carry their measure options and whether
+// the runner was lost (kept through a migration from version 1 and through kiln logs). The
+// leases themselves (taken, refused, renewed, released, expired) are in the conformance suite,
+// store_conformance_test.cc.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -9,10 +10,10 @@
 #include <vector>
 
 #include "ops/registry.h"
-#include "store/kiln_log.h"
-#include "store/record_store.h"
-#include "store/schema.h"
-#include "store/sqlite_db.h"
+#include "store/formats/kiln_log.h"
+#include "store/open_store.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_db.h"
 #include "tests/temp_dir.h"
 
 namespace kiln::store {
@@ -41,8 +42,8 @@ Record make_record(int64_t index, int error_no = 0) {
   return r;
 }
 
-std::unique_ptr<RecordStore> open_or_die(const std::string& path) {
-  auto store = RecordStore::open(path);
+std::unique_ptr<Store> open_or_die(const std::string& path) {
+  auto store = open_store(path);
   EXPECT_TRUE(store.ok()) << store.status().message();
   return store.ok() ? std::move(store).value() : nullptr;
 }
@@ -164,72 +165,6 @@ TEST(SchemaMigrationTest, VersionOneStoreMigratesKeepingEveryRecord) {
   EXPECT_TRUE(store->append({make_record(9)}).ok());
   EXPECT_TRUE(store->claim(kTask, {10}, 0, "me", 0, 100).ok());
   EXPECT_EQ(*store->count(), 6);
-}
-
-TEST(LeaseTest, AnotherOwnersLeaseBlocksUntilItExpires) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("r.db"));
-  ASSERT_TRUE(store);
-  // "dead" claims at t=1000 for 60 s and never comes back.
-  auto dead = store->claim(kTask, {1, 2, 3}, 0, "dead", 1000, 1060);
-  ASSERT_TRUE(dead.ok()) << dead.status().message();
-  EXPECT_EQ(dead->claimed, (std::vector<int64_t>{1, 2, 3}));
-
-  auto early = store->claim(kTask, {2, 3, 4}, 0, "alive", 1030, 1090);
-  ASSERT_TRUE(early.ok());
-  EXPECT_EQ(early->claimed, (std::vector<int64_t>{4}));  // 2 and 3 are held
-
-  auto late = store->claim(kTask, {1, 2}, 0, "alive", 1060, 1120);  // expiry is inclusive
-  ASSERT_TRUE(late.ok());
-  EXPECT_EQ(late->claimed, (std::vector<int64_t>{1, 2}));
-  // The expired leases were dropped; "alive" holds 1, 2 and 4 until 1120 (4 from before, 1090).
-  auto leases = store->leases(kTask);
-  ASSERT_TRUE(leases.ok());
-  EXPECT_EQ(*leases,
-            (std::vector<Lease>{{1, "alive", 1120}, {2, "alive", 1120}, {4, "alive", 1090}}));
-  // Renewal extends every lease of the owner; another task's configs are separate.
-  ASSERT_TRUE(store->renew_leases("alive", 2000).ok());
-  TaskKey other = kTask;
-  other.workload = "dense:K=16,M=16,N=64";
-  auto elsewhere = store->claim(other, {1}, 0, "dead", 1500, 1560);
-  ASSERT_TRUE(elsewhere.ok());
-  EXPECT_EQ(elsewhere->claimed, (std::vector<int64_t>{1}));
-  auto blocked = store->claim(kTask, {1, 4}, 0, "dead", 1999, 2100);
-  ASSERT_TRUE(blocked.ok());
-  EXPECT_TRUE(blocked->claimed.empty());
-  // The owner's own lease is renewed by claiming it again.
-  auto mine = store->claim(kTask, {4}, 0, "alive", 1999, 3000);
-  ASSERT_TRUE(mine.ok());
-  EXPECT_EQ(mine->claimed, (std::vector<int64_t>{4}));
-}
-
-TEST(LeaseTest, ClaimSeesRecordsAppendedSinceAndAppendReleasesOnlyTheOwnersLeases) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("r.db"));
-  ASSERT_TRUE(store);
-  ASSERT_TRUE(store->claim(kTask, {1, 2}, 0, "a", 0, 100).ok());
-  ASSERT_TRUE(store->claim(kTask, {3}, 0, "b", 0, 100).ok());
-  // "a" records 1 and 2 (releasing them); "b"'s lease on 3 survives a record of 3 by "a".
-  ASSERT_TRUE(store->append({make_record(1), make_record(2), make_record(3)}, "a").ok());
-  auto leases = store->leases(kTask);
-  ASSERT_TRUE(leases.ok());
-  EXPECT_EQ(*leases, (std::vector<Lease>{{3, "b", 100}}));
-
-  auto seen = store->claim(kTask, {1, 5}, 0, "b", 10, 100);
-  ASSERT_TRUE(seen.ok());
-  ASSERT_EQ(seen->unseen.size(), 3u);  // what was recorded after id 0
-  EXPECT_EQ(seen->unseen[0].config_index, 1);
-  // 1 is free to claim (the caller decides it is done and releases it).
-  EXPECT_EQ(seen->claimed, (std::vector<int64_t>{1, 5}));
-  ASSERT_TRUE(store->release_leases(kTask, {1}, "b").ok());
-  auto after = store->claim(kTask, {}, seen->unseen.back().id, "b", 10, 100);
-  ASSERT_TRUE(after.ok());
-  EXPECT_TRUE(after->unseen.empty());
-  EXPECT_EQ(*store->leases(kTask), (std::vector<Lease>{{3, "b", 100}, {5, "b", 100}}));
-
-  auto read_only = RecordStore::open(dir.file("r.db"), /*read_only=*/true);
-  ASSERT_TRUE(read_only.ok());
-  EXPECT_FALSE((*read_only)->claim(kTask, {7}, 0, "c", 0, 1).ok());
 }
 
 }  // namespace

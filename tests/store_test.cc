@@ -1,6 +1,7 @@
-// The SQLite record store: round trips, filters, best-config queries and AutoTVM's tie rule,
-// schema versioning and migrations, read-only and corrupt files, and multi-process safety
-// (a reader while a writer appends, two writers, a writer killed with SIGKILL mid-batch).
+// The SQLite store's own behaviour (what every backend does is in store_conformance_test.cc):
+// records append-only even to direct SQL, schema versioning and migrations, read-only and corrupt
+// files, and multi-process safety (a reader while a writer appends, two writers, a writer killed
+// with SIGKILL mid-batch).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -19,9 +20,10 @@
 #include <thread>
 #include <vector>
 
-#include "store/record_store.h"
-#include "store/schema.h"
-#include "store/sqlite_db.h"
+#include "store/open_store.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_db.h"
+#include "tests/store_samples.h"
 #include "tests/temp_dir.h"
 
 namespace kiln::store {
@@ -29,35 +31,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using kiln::testing::make_record;
 using kiln::testing::TempDir;
 
-Record make_record(const std::string& workload, int64_t index, std::vector<double> costs,
-                   int error_no = 0, const std::string& target = "llvm -mcpu=znver5",
-                   const std::string& task = "dense_pack.x86") {
-  Record r;
-  r.target = target;
-  r.task_name = task;
-  r.workload = workload;
-  r.config_index = index;
-  r.entities = nlohmann::json::array({nlohmann::json::array({"tile_y", "sp", {-1, index + 1}}),
-                                      nlohmann::json::array({"unroll", "ot", index % 2 == 0})});
-  r.error_no = error_no;
-  r.costs = std::move(costs);
-  r.all_cost = 0.5309267044067383;
-  r.timestamp = 1676344759.520081 + static_cast<double>(index);
-  r.error_msg = error_no == 0 ? "" : "it broke";
-  r.flop = 2.0 * 64 * 64 * 64;
-  r.source = "kiln tune";
-  return r;
-}
-
-std::unique_ptr<RecordStore> open_or_die(const std::string& path, bool read_only = false) {
-  auto store = RecordStore::open(path, read_only);
+std::unique_ptr<Store> open_or_die(const std::string& path, bool read_only = false) {
+  auto store = open_store(path, read_only);
   EXPECT_TRUE(store.ok()) << store.status().message();
   return store.ok() ? std::move(store).value() : nullptr;
 }
 
-// Runs SQL on the file directly, bypassing RecordStore; returns SQLite's result code.
+// Runs SQL on the file directly, bypassing Store; returns SQLite's result code.
 int raw_exec(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
@@ -67,154 +50,7 @@ int raw_exec(const std::string& path, const std::string& sql) {
   return rc;
 }
 
-TEST(RecordStoreTest, AppendedRecordsReadBackExactly) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("r.db"));
-  ASSERT_TRUE(store);
-  std::vector<Record> batch = {make_record("dense:K=64,M=64,N=64", 3, {0.0045656413, 0.0045}),
-                               make_record("dense:K=64,M=64,N=64", 4, {}, 4),
-                               make_record("dense:K=8,M=8,N=8", 5, {1e-7})};
-  batch[0].error_msg = "quotes \" and unicode \xc3\xa9";
-  ASSERT_TRUE(store->append(batch).ok());
-  auto rows = store->records();
-  ASSERT_TRUE(rows.ok()) << rows.status().message();
-  ASSERT_EQ(rows->size(), 3u);
-  for (size_t i = 0; i < rows->size(); ++i) {
-    Record expected = batch[i];
-    EXPECT_GT((*rows)[i].id, i == 0 ? 0 : (*rows)[i - 1].id);
-    expected.id = (*rows)[i].id;
-    EXPECT_EQ((*rows)[i], expected) << "record " << i;
-  }
-  EXPECT_DOUBLE_EQ((*rows)[0].mean_cost(), (0.0045656413 + 0.0045) / 2);
-  EXPECT_TRUE(std::isinf((*rows)[1].mean_cost()));
-  EXPECT_TRUE(store->append({}).ok());  // empty batch: no-op
-  EXPECT_EQ(*store->count(), 3);
-}
-
-TEST(RecordStoreTest, FiltersCountAndLimit) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("r.db"));
-  ASSERT_TRUE(store);
-  std::vector<Record> batch;
-  for (int i = 0; i < 10; ++i) {
-    batch.push_back(make_record(i % 2 ? "dense:K=1,M=1,N=1" : "dense:K=2,M=2,N=2", i,
-                                i % 3 == 0 ? std::vector<double>{} : std::vector<double>{0.1 * i},
-                                i % 3 == 0 ? 2 : 0, i < 5 ? "llvm -mcpu=a" : "llvm -mcpu=b"));
-  }
-  ASSERT_TRUE(store->append(batch).ok());
-  RecordFilter f;
-  f.workload = "dense:K=1,M=1,N=1";
-  EXPECT_EQ(*store->count(f), 5);
-  f.only_ok = true;
-  EXPECT_EQ(*store->count(f), 3);  // i = 1, 5, 7 (3 and 9 failed)
-  f.target = "llvm -mcpu=b";
-  EXPECT_EQ(*store->count(f), 2);
-  RecordFilter limited;
-  limited.limit = 4;
-  auto first4 = store->records(limited);
-  ASSERT_EQ(first4->size(), 4u);
-  EXPECT_EQ(first4->back().config_index, 3);
-  limited.after_id = first4->back().id;
-  auto next4 = store->records(limited);
-  ASSERT_EQ(next4->size(), 4u);
-  EXPECT_EQ(next4->front().config_index, 4);
-  EXPECT_EQ(*store->count(limited), 6);  // count ignores the limit
-  RecordFilter none;
-  none.task_name = "no_such_task";
-  EXPECT_TRUE(store->records(none)->empty());
-}
-
-TEST(RecordStoreTest, BestPrefersSmallestMeanAndEarliestOnTies) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("r.db"));
-  ASSERT_TRUE(store);
-  const std::string w = "dense:K=64,M=64,N=64";
-  EXPECT_FALSE(store->best("llvm -mcpu=znver5", "dense_pack.x86", w)->has_value());
-  ASSERT_TRUE(store
-                  ->append({make_record(w, 1, {}, 7),       // failure: never best
-                            make_record(w, 2, {3.0, 1.0}),  // mean 2
-                            make_record(w, 3, {2.0})})      // mean 2, later: loses tie
-                  .ok());
-  auto best = store->best("llvm -mcpu=znver5", "dense_pack.x86", w);
-  ASSERT_TRUE(best.ok() && best->has_value());
-  EXPECT_EQ((*best)->config_index, 2);
-  ASSERT_TRUE(store->append({make_record(w, 4, {1.5})}).ok());  // strictly smaller: wins
-  EXPECT_EQ((*store->best("llvm -mcpu=znver5", "dense_pack.x86", w))->config_index, 4);
-  EXPECT_FALSE(store->best("llvm -mcpu=other", "dense_pack.x86", w)->has_value());
-  EXPECT_FALSE(store->best("llvm -mcpu=znver5", "dense_nopack.x86", w)->has_value());
-}
-
-TEST(RecordStoreTest, BestPerWorkloadGivesOneWinnerPerTaskOrderedById) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("r.db"));
-  ASSERT_TRUE(store);
-  ASSERT_TRUE(store
-                  ->append({make_record("dense:K=1,M=1,N=1", 0, {5.0}),
-                            make_record("dense:K=2,M=2,N=2", 1, {1.0}),
-                            make_record("dense:K=1,M=1,N=1", 2, {4.0}),
-                            make_record("dense:K=1,M=1,N=1", 3, {4.0}),
-                            make_record("dense:K=3,M=3,N=3", 4, {}, 1),  // only failures
-                            make_record("dense:K=1,M=1,N=1", 5, {0.5}, 0, "llvm -mcpu=b"),
-                            make_record("dense:K=1,M=1,N=1", 6, {0.5}, 0, "llvm -mcpu=znver5",
-                                        "dense_nopack.x86")})
-                  .ok());
-  auto all = store->best_per_workload();
-  ASSERT_TRUE(all.ok()) << all.status().message();
-  std::vector<int64_t> indices;
-  for (const Record& r : *all) indices.push_back(r.config_index);
-  EXPECT_EQ(indices, (std::vector<int64_t>{1, 2, 5, 6}));
-  auto only_b = store->best_per_workload(std::string("llvm -mcpu=b"));
-  ASSERT_EQ(only_b->size(), 1u);
-  EXPECT_EQ(only_b->front().config_index, 5);
-}
-
-TEST(RecordStoreTest, MeasuredIndicesIncludeFailures) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("r.db"));
-  ASSERT_TRUE(store);
-  const std::string w = "dense:K=64,M=64,N=64";
-  ASSERT_TRUE(store
-                  ->append({make_record(w, 7, {1.0}), make_record(w, 9, {}, 6),
-                            make_record(w, 7, {1.1}), make_record("dense:K=1,M=1,N=1", 8, {1.0})})
-                  .ok());
-  auto got = store->measured_indices("llvm -mcpu=znver5", "dense_pack.x86", w);
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(*got, (std::set<int64_t>{7, 9}));
-}
-
-TEST(RecordStoreTest, InvalidRecordRejectsTheWholeBatch) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("r.db"));
-  ASSERT_TRUE(store);
-  std::vector<Record> batch = {make_record("dense:K=1,M=1,N=1", 0, {1.0}),
-                               make_record("dense:K=1,M=1,N=1", 1, {})};  // success, no costs
-  Status s = store->append(batch);
-  EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("batch item 1"), std::string::npos) << s.message();
-  batch[1] = make_record("dense:K=1,M=1,N=1", 1, {1.0}, 9);
-  EXPECT_FALSE(store->append(batch).ok());
-  batch[1] = make_record("dense:K=1,M=1,N=1", 1, {std::nan("")});
-  EXPECT_FALSE(store->append(batch).ok());
-  batch[1] = make_record("dense:K=1,M=1,N=1", 1, {1.0});
-  batch[1].entities = "not a list";
-  EXPECT_FALSE(store->append(batch).ok());
-  EXPECT_EQ(*store->count(), 0);
-}
-
-TEST(RecordStoreTest, MessagesWithArbitraryBytesAreStoredAsValidUtf8) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("r.db"));
-  ASSERT_TRUE(store);
-  Record r = make_record("dense:K=1,M=1,N=1", 0, {}, 2);
-  r.error_msg = "ld: \xff\xfe bad \xc3\xa9";
-  ASSERT_TRUE(store->append({r}).ok());
-  EXPECT_EQ(store->records()->front().error_msg, "ld: \xef\xbf\xbd\xef\xbf\xbd bad \xc3\xa9");
-  Record bad_target = make_record("dense:K=1,M=1,N=1", 0, {1.0});
-  bad_target.target = "llvm \xff";
-  EXPECT_FALSE(store->append({bad_target}).ok());
-}
-
-TEST(RecordStoreTest, RecordsCannotBeUpdatedOrDeletedEvenDirectly) {
+TEST(SqliteStoreTest, RecordsCannotBeUpdatedOrDeletedEvenDirectly) {
   TempDir dir;
   const std::string path = dir.file("r.db");
   {
@@ -227,7 +63,7 @@ TEST(RecordStoreTest, RecordsCannotBeUpdatedOrDeletedEvenDirectly) {
   EXPECT_EQ(*store->count(), 1);
 }
 
-TEST(RecordStoreTest, SchemaIsVersionedAndMarked) {
+TEST(SqliteStoreTest, SchemaIsVersionedAndMarked) {
   TempDir dir;
   const std::string path = dir.file("r.db");
   {
@@ -244,7 +80,7 @@ TEST(RecordStoreTest, SchemaIsVersionedAndMarked) {
   EXPECT_TRUE(open_or_die(path) != nullptr);
 }
 
-TEST(RecordStoreTest, MigrationsApplyInOrderAndAtomically) {
+TEST(SqliteStoreTest, MigrationsApplyInOrderAndAtomically) {
   TempDir dir;
   const std::string path = dir.file("r.db");
   {
@@ -278,18 +114,18 @@ TEST(RecordStoreTest, MigrationsApplyInOrderAndAtomically) {
     EXPECT_EQ(*(*db)->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'more'"), 0);
   }
   // This kiln refuses the newer file.
-  auto store = RecordStore::open(path);
+  auto store = open_store(path);
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.status().message().find("newer kiln"), std::string::npos)
       << store.status().message();
   EXPECT_NE(store.status().message().find(path), std::string::npos);
-  EXPECT_FALSE(RecordStore::open(path, /*read_only=*/true).ok());
+  EXPECT_FALSE(open_store(path, /*read_only=*/true).ok());
 }
 
-TEST(RecordStoreTest, ReadOnlyOpenReadsButDoesNotWriteOrCreate) {
+TEST(SqliteStoreTest, ReadOnlyOpenReadsButDoesNotWriteOrCreate) {
   TempDir dir;
   const std::string path = dir.file("r.db");
-  auto missing = RecordStore::open(path, true);
+  auto missing = open_store(path, true);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find(path), std::string::npos);
   EXPECT_FALSE(fs::exists(path));
@@ -307,12 +143,12 @@ TEST(RecordStoreTest, ReadOnlyOpenReadsButDoesNotWriteOrCreate) {
   EXPECT_TRUE(ro->check_integrity().ok());
   // An empty file is not a store yet, and a read-only open cannot make it one.
   std::ofstream(dir.file("empty.db")).close();
-  EXPECT_FALSE(RecordStore::open(dir.file("empty.db"), true).ok());
+  EXPECT_FALSE(open_store(dir.file("empty.db"), true).ok());
 }
 
 // A store an older kiln wrote is brought to the latest version by a read-only open (best,
 // export and report open read-only), its records kept.
-TEST(RecordStoreTest, ReadOnlyOpenMigratesAStoreOfAnOlderKiln) {
+TEST(SqliteStoreTest, ReadOnlyOpenMigratesAStoreOfAnOlderKiln) {
   TempDir dir;
   const std::string path = dir.file("old.db");
   std::vector<Migration> older = schema_migrations();
@@ -335,30 +171,30 @@ TEST(RecordStoreTest, ReadOnlyOpenMigratesAStoreOfAnOlderKiln) {
   EXPECT_EQ(*ro->count(), 1);
 }
 
-TEST(RecordStoreTest, NonSqliteAndForeignFilesGiveErrorsNamingTheFile) {
+TEST(SqliteStoreTest, NonSqliteAndForeignFilesGiveErrorsNamingTheFile) {
   TempDir dir;
   const std::string text = dir.file("notes.txt");
   {
     std::ofstream out(text);
     for (int i = 0; i < 100; ++i) out << "this is a text file, not a database\n";
   }
-  auto store = RecordStore::open(text);
+  auto store = open_store(text);
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.status().message().find(text), std::string::npos) << store.status().message();
   EXPECT_NE(store.status().message().find("not a SQLite database"), std::string::npos)
       << store.status().message();
-  EXPECT_FALSE(RecordStore::open(text, true).ok());
+  EXPECT_FALSE(open_store(text, true).ok());
 
   const std::string foreign = dir.file("other.db");
   ASSERT_EQ(raw_exec(foreign, "CREATE TABLE t (x); INSERT INTO t VALUES (1);"), SQLITE_OK);
-  auto other = RecordStore::open(foreign);
+  auto other = open_store(foreign);
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find("not a kiln record store"), std::string::npos)
       << other.status().message();
   EXPECT_NE(other.status().message().find(foreign), std::string::npos);
 }
 
-TEST(RecordStoreTest, DamagedStoreGivesErrorsNotCrashes) {
+TEST(SqliteStoreTest, DamagedStoreGivesErrorsNotCrashes) {
   TempDir dir;
   const std::string path = dir.file("r.db");
   {
@@ -373,7 +209,7 @@ TEST(RecordStoreTest, DamagedStoreGivesErrorsNotCrashes) {
     f.seekp(4 * 4096);
     f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
   }
-  auto store = RecordStore::open(path);
+  auto store = open_store(path);
   if (!store.ok()) {
     EXPECT_NE(store.status().message().find(path), std::string::npos);
     return;
@@ -404,7 +240,7 @@ std::vector<Record> numbered_batch(int batch_no) {
 }
 
 // Fails the test unless every batch in the store is complete.
-void expect_whole_batches(RecordStore& store) {
+void expect_whole_batches(Store& store) {
   auto rows = store.records();
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   std::map<std::string, int> per_batch;
@@ -412,7 +248,7 @@ void expect_whole_batches(RecordStore& store) {
   for (const auto& [source, n] : per_batch) EXPECT_EQ(n, kBatchSize) << source;
 }
 
-TEST(RecordStoreProcessTest, ReaderSeesOnlyWholeBatchesWhileWriterAppends) {
+TEST(SqliteStoreProcessTest, ReaderSeesOnlyWholeBatchesWhileWriterAppends) {
   TempDir dir;
   const std::string path = dir.file("r.db");
   // SQLite connections must not cross fork(): create the store, close it, then fork.
@@ -422,7 +258,7 @@ TEST(RecordStoreProcessTest, ReaderSeesOnlyWholeBatchesWhileWriterAppends) {
   ASSERT_GE(reader, 0);
   if (reader == 0) {
     // Child: its own connection. Exit codes: 0 ok, 2 open failed, 3 torn or shrinking read.
-    auto ro = RecordStore::open(path, true);
+    auto ro = open_store(path, true);
     if (!ro.ok()) _exit(2);
     int64_t last = 0;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(4);
@@ -465,13 +301,13 @@ void RunInChildren(int n, const std::function<int(int)>& body) {
   }
 }
 
-TEST(RecordStoreProcessTest, TwoWritersWaitForEachOther) {
+TEST(SqliteStoreProcessTest, TwoWritersWaitForEachOther) {
   TempDir dir;
   const std::string path = dir.file("r.db");
   ASSERT_TRUE(open_or_die(path));  // create it, so the children race only on appends
   constexpr int kBatchesEach = 40;
   RunInChildren(2, [&](int w) {
-    auto store = RecordStore::open(path);
+    auto store = open_store(path);
     if (!store.ok()) return 2;
     for (int b = 0; b < kBatchesEach; ++b) {
       if (!(*store)->append(numbered_batch(w * 1000 + b)).ok()) return 3;
@@ -484,12 +320,12 @@ TEST(RecordStoreProcessTest, TwoWritersWaitForEachOther) {
   expect_whole_batches(*store);
 }
 
-TEST(RecordStoreProcessTest, ProcessesCreatingTheSameNewStoreAtOnceAllSucceed) {
+TEST(SqliteStoreProcessTest, ProcessesCreatingTheSameNewStoreAtOnceAllSucceed) {
   TempDir dir;
   const std::string path = dir.file("new.db");
   constexpr int kProcesses = 4;
   RunInChildren(kProcesses, [&](int p) {
-    auto store = RecordStore::open(path);
+    auto store = open_store(path);
     if (!store.ok()) {
       std::fprintf(stderr, "%s\n", store.status().message().c_str());
       return 2;
@@ -502,7 +338,7 @@ TEST(RecordStoreProcessTest, ProcessesCreatingTheSameNewStoreAtOnceAllSucceed) {
   expect_whole_batches(*store);
 }
 
-TEST(RecordStoreProcessTest, WriterKilledMidAppendLeavesOnlyWholeBatches) {
+TEST(SqliteStoreProcessTest, WriterKilledMidAppendLeavesOnlyWholeBatches) {
   TempDir dir;
   const std::string path = dir.file("r.db");
   ASSERT_TRUE(open_or_die(path));
@@ -511,7 +347,7 @@ TEST(RecordStoreProcessTest, WriterKilledMidAppendLeavesOnlyWholeBatches) {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      auto store = RecordStore::open(path);
+      auto store = open_store(path);
       if (!store.ok()) _exit(2);
       for (int b = round * 100000;; ++b) {
         if (!(*store)->append(numbered_batch(b)).ok()) _exit(3);

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 
@@ -38,7 +38,7 @@ const char* kTune =
     "--cooldown-interval 0 --seed 3";
 
 int64_t count_records(const std::string& db) {
-  auto s = store::RecordStore::open(db, /*read_only=*/true);
+  auto s = store::open_store(db, /*read_only=*/true);
   if (!s.ok()) return -1;
   auto n = (*s)->count();
   return n.ok() ? *n : -1;
@@ -71,7 +71,7 @@ TEST_F(TuneCli, KilledMidRunThenResumedLosesAndDuplicatesNothing) {
 
   std::vector<store::Record> before;
   {
-    auto s = store::RecordStore::open(db);
+    auto s = store::open_store(db);
     ASSERT_TRUE(s.ok()) << s.status().message();
     EXPECT_TRUE((*s)->check_integrity().ok());
     before = *(*s)->records();
@@ -82,7 +82,7 @@ TEST_F(TuneCli, KilledMidRunThenResumedLosesAndDuplicatesNothing) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(std::to_string(before.size()) + " resumed"), std::string::npos)
       << r.output;
-  auto s = store::RecordStore::open(db);
+  auto s = store::open_store(db);
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE((*s)->check_integrity().ok());
   std::vector<store::Record> after = *(*s)->records();
@@ -96,8 +96,8 @@ TEST_F(TuneCli, KilledMidRunThenResumedLosesAndDuplicatesNothing) {
 TEST_F(TuneCli, EveryTunerRunsAndAnUnknownOneIsNamed) {
   for (const char* tuner : {"xgb-knob", "xgb-curve", "xgb-reg", "ga", "grid", "random"}) {
     std::string db = path(std::string(tuner) + ".db");
-    CommandResult r = kiln(std::string(kTune) + " --trials 12 --no-transfer --tuner " + tuner +
-                           " --db " + db);
+    CommandResult r =
+        kiln(std::string(kTune) + " --trials 12 --no-transfer --tuner " + tuner + " --db " + db);
     EXPECT_EQ(r.exit_code, 0) << tuner << ": " << r.output;
     EXPECT_EQ(count_records(db), 12) << tuner;
   }

@@ -10,7 +10,7 @@
 
 #include "builder/target.h"
 #include "ops/registry.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/run_kiln.h"
 
 namespace kiln {
@@ -37,7 +37,7 @@ const char* kTune =
     "--cooldown-interval 0 --no-transfer";
 
 std::vector<store::Record> all_records(const std::string& db) {
-  auto s = store::RecordStore::open(db, /*read_only=*/true);
+  auto s = store::open_store(db, /*read_only=*/true);
   EXPECT_TRUE(s.ok()) << s.status().message();
   if (!s.ok()) return {};
   auto records = (*s)->records();
@@ -73,7 +73,7 @@ TEST_F(TuneConcurrentCli, ResumeMeasuresTimeoutsAgainAndRetryErrorsEveryFailure)
   {
     // What `kiln tune --timeout 1e-9` of an older kiln left: timeouts, with unknown options,
     // and two configs that are wrong whatever the options.
-    auto s = store::RecordStore::open(db);
+    auto s = store::open_store(db);
     ASSERT_TRUE(s.ok()) << s.status().message();
     std::vector<store::Record> old;
     for (int64_t index : {0, 1, 2, 3}) {

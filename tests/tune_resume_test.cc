@@ -12,7 +12,7 @@
 #include "builder/target.h"
 #include "ops/registry.h"
 #include "runner/local_runner.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tuner/resume_rule.h"
 #include "tuner/tune_loop.h"
 
@@ -33,7 +33,7 @@ class TuneResumeTest : public ::testing::Test {
               ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
                 .string();
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
-    auto db = store::RecordStore::open(path_);
+    auto db = store::open_store(path_);
     ASSERT_TRUE(db.ok()) << db.status().message();
     db_ = std::move(db).value();
   }
@@ -90,7 +90,7 @@ class TuneResumeTest : public ::testing::Test {
   std::unique_ptr<ConfigSpace> space_;
   Target target_ = builder::host_target();
   std::string path_;
-  std::unique_ptr<store::RecordStore> db_;
+  std::unique_ptr<store::Store> db_;
 };
 
 TEST(ResumeRuleTest, WhichRecordsSettleTheirConfig) {

@@ -7,7 +7,7 @@
 #include "builder/target.h"
 #include "ops/registry.h"
 #include "runner/local_runner.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/temp_dir.h"
 #include "tuner/tune_job.h"
 
@@ -16,7 +16,7 @@ namespace {
 
 TEST(TuneRunTimes, OneRowPerTaskOfTheRunWithCooldownSplitOut) {
   testing::TempDir dir;
-  auto db = store::RecordStore::open(dir.file("r.db"));
+  auto db = store::open_store(dir.file("r.db"));
   ASSERT_TRUE(db.ok()) << db.status().message();
   builder::LocalBuildPool builder({2, /*timeout_s=*/10});
   runner::RunnerOptions ro;

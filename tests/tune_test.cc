@@ -12,7 +12,7 @@
 #include "builder/target.h"
 #include "ops/registry.h"
 #include "runner/local_runner.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/fault_template.h"
 #include "tests/warp_env.h"
 #include "tuner/make_tuner.h"
@@ -42,7 +42,7 @@ TEST(Tune, EveryFaultGetsItsErrorCodeAndTheRunFinishes) {
   ops::Workload w = *tmpl.normalize(*ops::Workload::parse("fault:N=64"));
   ConfigSpace space = tmpl.space(w);
   std::string path = temp_db("faults");
-  auto db = store::RecordStore::open(path);
+  auto db = store::open_store(path);
   ASSERT_TRUE(db.ok()) << db.status().message();
   // Generous limits: an ASan build on a loaded machine takes seconds for a healthy config.
   builder::LocalBuildPool builder({2, /*timeout_s=*/10});
@@ -90,7 +90,7 @@ TEST(Tune, ResumesFromTheStoreWithoutRemeasuring) {
   ops::Workload w = *tmpl->normalize(*ops::Workload::parse("dense:M=16,N=32,K=16"));
   ConfigSpace space = tmpl->space(w);
   std::string path = temp_db("resume");
-  auto db = store::RecordStore::open(path);
+  auto db = store::open_store(path);
   ASSERT_TRUE(db.ok());
   builder::LocalBuildPool builder({2, 10});
   runner::LocalRunner runner(fast_runner(10));
@@ -128,7 +128,7 @@ TEST(Tune, PipelinedAndSequentialRunsMeasureTheSameConfigs) {
   std::vector<std::vector<int64_t>> sequences;
   for (bool pipeline : {true, false}) {
     std::string path = temp_db(pipeline ? "pipelined" : "sequential");
-    auto db = store::RecordStore::open(path);
+    auto db = store::open_store(path);
     ASSERT_TRUE(db.ok());
     tuner::RandomTuner random(space, 3);
     tuner::TuneOptions options;

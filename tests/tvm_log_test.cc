@@ -1,7 +1,7 @@
 // Log formats: Python-exact JSON output, TVM target strings, TVM autotvm v0.2 lines written
 // byte-identical to TVM's (the real conv2d line of autotvm.md §3) and read back with every field
 // checked, kiln's own lines, and file import/export with per-line reports for bad lines.
-#include "store/tvm_log.h"
+#include "store/formats/tvm_log.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "ops/registry.h"
-#include "store/kiln_log.h"
-#include "store/log_file.h"
-#include "store/py_json.h"
-#include "store/record_store.h"
-#include "store/tvm_target.h"
+#include "store/formats/kiln_log.h"
+#include "store/formats/log_file.h"
+#include "store/formats/py_json.h"
+#include "store/formats/tvm_target.h"
+#include "store/open_store.h"
 #include "tests/temp_dir.h"
 #include "tests/tvm_log_lines.h"
 
@@ -394,7 +394,7 @@ TEST(KilnLineTest, MalformedKilnLinesGiveReasons) {
 
 TEST(LogFileTest, ImportReportsEachBadLineAndSkipsDuplicates) {
   TempDir dir;
-  auto store = std::move(RecordStore::open(dir.file("r.db"))).value();
+  auto store = std::move(open_store(dir.file("r.db"))).value();
   Record kiln_rec = conv_record();
   kiln_rec.config_index = 47;
   kiln_rec.entities = json::parse(R"([["tile_ic", "sp", [-1, 3]], ["tile_oc", "sp", [-1, 4]],
@@ -451,7 +451,7 @@ TEST(LogFileTest, ImportReportsEachBadLineAndSkipsDuplicates) {
 
 TEST(LogFileTest, ExportBestOnlyAsTvmAndEverythingAsKilnRoundTrips) {
   TempDir dir;
-  auto store = std::move(RecordStore::open(dir.file("r.db"))).value();
+  auto store = std::move(open_store(dir.file("r.db"))).value();
   Record slow = conv_record();
   Record fast = conv_record();
   fast.config_index = 47;
@@ -487,7 +487,7 @@ TEST(LogFileTest, ExportBestOnlyAsTvmAndEverythingAsKilnRoundTrips) {
   auto kiln_report = export_file(*store, path, all);
   ASSERT_TRUE(kiln_report.ok()) << kiln_report.status().message();
   EXPECT_EQ(kiln_report->written, 4);
-  auto other = std::move(RecordStore::open(dir.file("other.db"))).value();
+  auto other = std::move(open_store(dir.file("other.db"))).value();
   auto imported = import_file(*other, path);
   ASSERT_TRUE(imported.ok());
   EXPECT_EQ(imported->imported, 3);

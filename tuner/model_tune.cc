@@ -41,7 +41,7 @@ double ModelTuneJob::estimated_latency(const std::vector<ModelTaskState>& states
   return latency;
 }
 
-Result<ModelTaskState> ModelTuneJob::initial_state(size_t i, store::RecordStore& store) const {
+Result<ModelTaskState> ModelTuneJob::initial_state(size_t i, store::Store& store) const {
   const TuneJobTask& task = tasks_[i].task;
   ModelTaskState state;
   ConfigSpace space = task.tmpl->space(task.workload);
@@ -67,7 +67,7 @@ Result<ModelTaskState> ModelTuneJob::initial_state(size_t i, store::RecordStore&
 }
 
 Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Runner& runner,
-                                          store::RecordStore& store, const ModelTuneEvents& events,
+                                          store::Store& store, const ModelTuneEvents& events,
                                           std::stop_token stop) {
   auto start = Clock::now();
   double waited_s = 0;  // in before_round, waiting for the turn

@@ -84,7 +84,7 @@ class ModelTuneJob {
   ModelTuneJob(std::vector<ModelTask> tasks, Target target, ModelTuneOptions options);
 
   Result<ModelTuneResult> run(builder::Builder& builder, runner::Runner& runner,
-                              store::RecordStore& store, const ModelTuneEvents& events = {},
+                              store::Store& store, const ModelTuneEvents& events = {},
                               std::stop_token stop = {});
 
   const std::vector<ModelTask>& tasks() const { return tasks_; }
@@ -94,7 +94,7 @@ class ModelTuneJob {
   double estimated_latency(const std::vector<ModelTaskState>& states, bool* complete) const;
 
  private:
-  Result<ModelTaskState> initial_state(size_t i, store::RecordStore& store) const;
+  Result<ModelTaskState> initial_state(size_t i, store::Store& store) const;
 
   std::vector<ModelTask> tasks_;
   Target target_;

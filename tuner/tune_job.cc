@@ -7,7 +7,7 @@ namespace kiln::tuner {
 TuneJob::TuneJob(std::vector<TuneJobTask> tasks, Target target, TuneJobOptions options)
     : tasks_(std::move(tasks)), target_(std::move(target)), options_(std::move(options)) {}
 
-Status TuneJob::transfer(XgbTuner& tuner, const TuneJobTask& task, store::RecordStore& store,
+Status TuneJob::transfer(XgbTuner& tuner, const TuneJobTask& task, store::Store& store,
                          TuneTaskOutcome& outcome) const {
   std::vector<store::Record> others;
   const std::vector<store::Record>* source = options_.transfer_records;
@@ -39,7 +39,7 @@ Status TuneJob::transfer(XgbTuner& tuner, const TuneJobTask& task, store::Record
 }
 
 Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& runner,
-                                   store::RecordStore& store, const TuneJobEvents& events,
+                                   store::Store& store, const TuneJobEvents& events,
                                    std::stop_token stop) {
   auto start = std::chrono::steady_clock::now();
   TuneJobResult result;

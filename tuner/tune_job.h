@@ -18,7 +18,7 @@
 #include "common/status.h"
 #include "ops/template.h"
 #include "runner/runner.h"
-#include "store/record_store.h"
+#include "store/store.h"
 #include "tuner/make_tuner.h"
 #include "tuner/tune_loop.h"
 #include "tuner/xgb_tuner.h"
@@ -75,15 +75,14 @@ class TuneJob {
   // Tunes every task in order. Fails when the tuner cannot be made, the store cannot be read or
   // written, or required transfer learning fails; what was committed before stays committed.
   // After a stop request, returns with `interrupted` set once the batch in flight is committed.
-  Result<TuneJobResult> run(builder::Builder& builder, runner::Runner& runner,
-                            store::RecordStore& store, const TuneJobEvents& events = {},
-                            std::stop_token stop = {});
+  Result<TuneJobResult> run(builder::Builder& builder, runner::Runner& runner, store::Store& store,
+                            const TuneJobEvents& events = {}, std::stop_token stop = {});
 
   const std::vector<TuneJobTask>& tasks() const { return tasks_; }
   const Target& target() const { return target_; }
 
  private:
-  Status transfer(XgbTuner& tuner, const TuneJobTask& task, store::RecordStore& store,
+  Status transfer(XgbTuner& tuner, const TuneJobTask& task, store::Store& store,
                   TuneTaskOutcome& outcome) const;
 
   std::vector<TuneJobTask> tasks_;

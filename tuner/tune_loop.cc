@@ -60,7 +60,7 @@ store::Record make_record(const MeasureInput& input, const MeasureResult& m, dou
 Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& workload,
                                const Target& target, const ConfigSpace& space, Tuner& tuner,
                                builder::Builder& builder, runner::Runner& runner,
-                               store::RecordStore& store, const TuneOptions& options,
+                               store::Store& store, const TuneOptions& options,
                                const std::function<void(const TuneProgress&)>& on_batch) {
   auto start = Clock::now();
   TuneProgress p;

@@ -13,7 +13,7 @@
 // how many such records were ignored).
 //
 // Concurrent tuners of one task on one store: before building a batch the loop claims its
-// configs in the store (RecordStore::claim). A config another live tuner holds, or that the
+// configs in the store (Store::claim). A config another live tuner holds, or that the
 // records appended since the loop last looked show to be done, is not measured: the tuner marks
 // it visited and proposes others. Records other tuners append count toward this run's budget
 // once the run has seen them: they are read at every claim. Claims are made when a batch is
@@ -32,7 +32,7 @@
 #include "common/status.h"
 #include "ops/template.h"
 #include "runner/runner.h"
-#include "store/record_store.h"
+#include "store/store.h"
 #include "tuner/tuner.h"
 
 namespace kiln::tuner {
@@ -113,7 +113,7 @@ std::string unique_run_id();
 Result<TuneProgress> tune_task(const ops::Template& tmpl, const ops::Workload& workload,
                                const Target& target, const ConfigSpace& space, Tuner& tuner,
                                builder::Builder& builder, runner::Runner& runner,
-                               store::RecordStore& store, const TuneOptions& options,
+                               store::Store& store, const TuneOptions& options,
                                const std::function<void(const TuneProgress&)>& on_batch = {});
 
 }  // namespace kiln::tuner

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/duration.h"
-#include "daemon/job_spec.h"
+#include "jobs/job_spec.h"
 #include "tests/run_kiln.h"
 
 namespace kiln {

@@ -1,5 +1,5 @@
-// From a job spec to the tasks and options of its ModelTuneJob (daemon/job_plan.h).
-#include "daemon/job_plan.h"
+// From a job spec to the tasks and options of its ModelTuneJob (jobs/job_plan.h).
+#include "jobs/job_plan.h"
 
 #include <gtest/gtest.h>
 

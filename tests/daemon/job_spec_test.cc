@@ -1,5 +1,5 @@
-// The job file (daemon/job_spec.h): every field read, every mistake named with its field.
-#include "daemon/job_spec.h"
+// The job file (jobs/job_spec.h): every field read, every mistake named with its field.
+#include "jobs/job_spec.h"
 
 #include <gtest/gtest.h>
 

@@ -18,7 +18,7 @@
 
 #include "proto/kiln.grpc.pb.h"
 #include "store/job_store.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/daemon/serve_process.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
@@ -83,7 +83,7 @@ struct JobRecords {
   int64_t distinct = 0;
   std::vector<int64_t> ids;
 };
-JobRecords job_records(store::RecordStore& db, int64_t id) {
+JobRecords job_records(store::Store& db, int64_t id) {
   store::RecordFilter f;
   f.source = store::job_source(id);
   Result<std::vector<store::Record>> rs = db.records(f);
@@ -165,7 +165,7 @@ TEST(ServeE2E, SurvivesSigkillsWithExactTrials) {
   serve->kill(SIGTERM);
   EXPECT_EQ(serve->wait_exit(30), 0);
 
-  auto records = store::RecordStore::open(db, /*read_only=*/true);
+  auto records = store::open_store(db, /*read_only=*/true);
   ASSERT_TRUE(records.ok()) << records.status().message();
   for (int64_t id : {ja, jb}) {
     JobRecords r = job_records(**records, id);
@@ -189,7 +189,7 @@ TEST(ServeE2E, HigherPriorityTrialsComeFirst) {
   std::map<int64_t, std::string> s = wait_final(serve.address(), 180);
   EXPECT_EQ(s[jl], "done") << serve.log();
   EXPECT_EQ(s[jh], "done") << serve.log();
-  auto records = store::RecordStore::open(db, true);
+  auto records = store::open_store(db, true);
   ASSERT_TRUE(records.ok());
   JobRecords l = job_records(**records, jl);
   JobRecords h = job_records(**records, jh);
@@ -225,7 +225,7 @@ TEST(ServeE2E, SigtermDrainsAndTheJobResumes) {
   EXPECT_EQ(serve->wait_exit(60), 0) << serve->log();
   EXPECT_THAT(serve->log(), HasSubstr("stopping (SIGTERM)"));
   {
-    auto jobs = store::JobStore::open(db);
+    auto jobs = store::open_job_store(db);
     ASSERT_TRUE(jobs.ok());
     Result<store::JobRow> row = (*jobs)->get(id);
     ASSERT_TRUE(row.ok());
@@ -236,7 +236,7 @@ TEST(ServeE2E, SigtermDrainsAndTheJobResumes) {
       std::make_unique<ServeProcess>(std::vector<std::string>{"--db", db}, dir.file("serve1.log"));
   std::map<int64_t, std::string> s = wait_final(serve->address(), 120);
   EXPECT_EQ(s[id], "done") << serve->log();
-  auto records = store::RecordStore::open(db, true);
+  auto records = store::open_store(db, true);
   JobRecords r = job_records(**records, id);
   EXPECT_EQ(r.count, 12);
   EXPECT_EQ(r.distinct, 12);
@@ -276,7 +276,7 @@ TEST(ServeE2E, ATimeBudgetCountsTheTimeSpentOverRestarts) {
   serve->wait_exit(10);
   double spent_before = 0;
   {
-    auto jobs = store::JobStore::open(db);
+    auto jobs = store::open_job_store(db);
     ASSERT_TRUE(jobs.ok());
     spent_before = (*jobs)->get(id)->seconds;
   }

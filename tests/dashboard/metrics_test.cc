@@ -8,7 +8,7 @@
 #include "dashboard/job_metrics.h"
 #include "dashboard/prometheus_text.h"
 #include "store/job_store.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/dashboard/job_view.h"
 #include "tests/dashboard/prometheus_parse.h"
 #include "tests/temp_dir.h"
@@ -80,7 +80,7 @@ store::Record job_record(int64_t job, int64_t index, int error_no) {
 TEST(JobMetrics, TalliesTrialsAndErrorsPerJobIncrementally) {
   testing::TempDir dir;
   const std::string db = dir.file("k.db");
-  auto store = store::RecordStore::open(db);
+  auto store = store::open_store(db);
   ASSERT_TRUE(store.ok()) << store.status().message();
   ASSERT_TRUE((*store)
                   ->append({job_record(1, 0, 0), job_record(1, 1, 2), job_record(1, 2, 5),

@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/run_kiln.h"
 #include "tests/support/chart_markup.h"
 #include "tests/support/headless_chromium.h"
@@ -59,7 +59,7 @@ struct Expected {
   int kinds = 0;
 };
 std::map<std::string, Expected> expected_from(const std::string& db) {
-  auto store = store::RecordStore::open(db, /*read_only=*/true);
+  auto store = store::open_store(db, /*read_only=*/true);
   EXPECT_TRUE(store.ok()) << store.status().message();
   std::map<std::string, std::map<std::string, std::set<int>>> kinds;  // task -> source -> kinds
   std::map<std::string, std::map<std::string, int>> sizes;
@@ -190,7 +190,7 @@ TEST(ReportAcceptance, BadInputIsOneLineAndANonZeroExit) {
       << missing.output;
   EXPECT_FALSE(std::filesystem::exists(dir.file("r.html")));
   const std::string db = dir.file("empty.db");
-  ASSERT_TRUE(store::RecordStore::open(db).ok());
+  ASSERT_TRUE(store::open_store(db).ok());
   auto job = run_kiln("report --db " + db + " --job 7 -o " + dir.file("r.html"));
   EXPECT_EQ(job.exit_code, 2);
   EXPECT_NE(job.output.find("no job 7"), std::string::npos) << job.output;

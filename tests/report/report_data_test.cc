@@ -1,4 +1,4 @@
-// report/report_data.h and report/report.h on real SQLite stores written by RecordStore and
+// report/report_data.h and report/report.h on real SQLite stores written by Store and
 // JobStore: tasks split by source, trials and best-so-far, errors by kind, run times, a job's
 // scope, a model's estimated latency and shares, bench files, and bad input.
 #include "report/report_data.h"
@@ -9,12 +9,12 @@
 #include <fstream>
 
 #include "builder/target.h"
-#include "daemon/job_plan.h"
+#include "jobs/job_plan.h"
 #include "report/bench_file.h"
 #include "report/report.h"
 #include "report/report_html.h"
 #include "store/job_store.h"
-#include "store/record_store.h"
+#include "store/open_store.h"
 #include "tests/support/chart_markup.h"
 #include "tests/temp_dir.h"
 
@@ -54,7 +54,7 @@ TEST(ReportData, TasksSplitBySourceWithErrorsAndRuns) {
   TempDir dir;
   const std::string path = dir.file("r.db");
   {
-    auto store = store::RecordStore::open(path);
+    auto store = store::open_store(path);
     ASSERT_TRUE(store.ok()) << store.status().message();
     ASSERT_TRUE((*store)
                     ->append({rec("llvm", "dense_pack.x86", kA, 1, 2e-3, 0, "kiln tune", 100),
@@ -145,7 +145,7 @@ TEST(ReportData, JobScopeTakesTheJobsTasksAndRecords) {
   const std::string kPacked = "dense:K=16,M=16,N=32,bias=0";  // as the template normalizes it
   int64_t id = 0;
   {
-    auto jobs = store::JobStore::open(path);
+    auto jobs = store::open_job_store(path);
     ASSERT_TRUE(jobs.ok()) << jobs.status().message();
     auto added = (*jobs)->add("small",
                               "name: small\nworkloads:\n  - dense:M=16,N=32,K=16\n"
@@ -153,7 +153,7 @@ TEST(ReportData, JobScopeTakesTheJobsTasksAndRecords) {
                               dir.path(), 0, 1);
     ASSERT_TRUE(added.ok()) << added.status().message();
     id = *added;
-    auto store = store::RecordStore::open(path);
+    auto store = store::open_store(path);
     ASSERT_TRUE(store.ok());
     const std::string mine = store::job_source(id);
     ASSERT_TRUE((*store)
@@ -194,12 +194,12 @@ TEST(ReportData, JobThatCannotBePlannedIsReportedFromItsRecords) {
   const std::string path = dir.file("r.db");
   int64_t id = 0;
   {
-    auto jobs = store::JobStore::open(path);
+    auto jobs = store::open_job_store(path);
     ASSERT_TRUE(jobs.ok());
     auto added = (*jobs)->add("gone", "name: gone\nmodel: gone.onnx\n", dir.path(), 0, 1);
     ASSERT_TRUE(added.ok());
     id = *added;
-    auto store = store::RecordStore::open(path);
+    auto store = store::open_store(path);
     ASSERT_TRUE(store.ok());
     ASSERT_TRUE(
         (*store)
@@ -226,7 +226,7 @@ TEST(ReportData, ModelScopeEstimatesLatencyWithTheSchedulersSum) {
   const std::string path = dir.file("r.db");
   const std::string target = "llvm -mcpu=test";
   {
-    auto store = store::RecordStore::open(path);
+    auto store = store::open_store(path);
     ASSERT_TRUE(store.ok());
     std::vector<store::Record> batch;
     double t = 1000;
@@ -273,7 +273,7 @@ TEST(ReportData, ModelScopeEstimatesLatencyWithTheSchedulersSum) {
 TEST(ReportData, BenchFilesShowRatiosPerPeer) {
   TempDir dir;
   const std::string path = dir.file("r.db");
-  ASSERT_TRUE(store::RecordStore::open(path).ok());
+  ASSERT_TRUE(store::open_store(path).ok());
   BenchResults kernels{"kernel_bench", {}};
   kernels.rows.push_back(
       {"dense:M=1,N=1000,K=512 T=1", 0.05, {{"oneDNN", 0.1}, {"OpenBLAS", 0.2}}, {}});
@@ -297,7 +297,7 @@ TEST(ReportData, BenchFilesShowRatiosPerPeer) {
 TEST(ReportData, BadInputIsOneClearErrorNamingIt) {
   TempDir dir;
   const std::string path = dir.file("r.db");
-  ASSERT_TRUE(store::RecordStore::open(path).ok());
+  ASSERT_TRUE(store::open_store(path).ok());
   auto message = [&](const std::string& db, const Scope& scope,
                      const std::vector<std::string>& bench) {
     RenderOptions o;
@@ -335,7 +335,7 @@ TEST(ReportData, BadInputIsOneClearErrorNamingIt) {
 TEST(ReportData, LivePageRefreshesItsContentInPlace) {
   TempDir dir;
   const std::string path = dir.file("r.db");
-  ASSERT_TRUE(store::RecordStore::open(path).ok());
+  ASSERT_TRUE(store::open_store(path).ok());
   RenderOptions o;
   o.refresh_seconds = 5;
   auto html = render_report_html(path, {}, o);

@@ -19,7 +19,7 @@
 
 #include "common/status.h"
 #include "store/record.h"
-#include "store/tvm_log.h"  // ImportedLine
+#include "store/formats/tvm_log.h"  // ImportedLine
 
 namespace kiln::store {
 

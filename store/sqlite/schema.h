@@ -1,4 +1,5 @@
-// The record store's on-disk schema and its migrations (internal to store/).
+// The record store's on-disk schema and its migrations (internal to the SQLite backend,
+// store/sqlite/).
 //
 // A kiln store is marked by PRAGMA application_id = kApplicationId and versioned by PRAGMA
 // user_version = the number of the last migration applied. Migrations are an append-only, ordered
@@ -20,7 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "store/sqlite_db.h"
+#include "store/sqlite/sqlite_db.h"
 
 namespace kiln::store {
 
@@ -48,7 +49,7 @@ Status migrate(sqlite::Database& db, const std::vector<Migration>& migrations);
 // version of `migrations` (a read-only connection cannot migrate).
 Status check_schema(sqlite::Database& db, const std::vector<Migration>& migrations);
 
-// Opens the database of a kiln store (RecordStore, JobStore) at kiln's latest schema version.
+// Opens the database of a kiln store (SqliteStore, SqliteJobStore) at kiln's latest schema version.
 // Read-write: created when absent, migrated, in WAL mode with synchronous = FULL (an
 // acknowledged write survives a crash of the machine). Read-only: the connection is query_only;
 // a store an older kiln wrote is first migrated through a short read-write connection when the

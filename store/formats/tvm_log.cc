@@ -1,10 +1,10 @@
-#include "store/tvm_log.h"
+#include "store/formats/tvm_log.h"
 
 #include <cmath>
 
-#include "store/line_parse.h"
-#include "store/py_json.h"
-#include "store/tvm_args.h"
+#include "store/formats/line_parse.h"
+#include "store/formats/py_json.h"
+#include "store/formats/tvm_args.h"
 
 namespace kiln::store {
 

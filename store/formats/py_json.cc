@@ -1,4 +1,4 @@
-#include "store/py_json.h"
+#include "store/formats/py_json.h"
 
 #include <cmath>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "daemon/job_spec.h"
+#include "jobs/job_spec.h"
 
 #include <yaml-cpp/yaml.h>
 

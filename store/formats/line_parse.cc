@@ -1,8 +1,8 @@
-#include "store/line_parse.h"
+#include "store/formats/line_parse.h"
 
 #include <cmath>
 
-#include "store/py_json.h"
+#include "store/formats/py_json.h"
 
 namespace kiln::store::line {
 

@@ -1,4 +1,4 @@
-// Moving records between a RecordStore and log files: import of TVM autotvm v0.2 logs and kiln
+// Moving records between a Store and log files: import of TVM autotvm v0.2 logs and kiln
 // logs (the format detected per line), export in either format.
 #pragma once
 
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "store/kiln_log.h"
-#include "store/record_store.h"
-#include "store/tvm_log.h"
+#include "store/formats/kiln_log.h"
+#include "store/formats/tvm_log.h"
+#include "store/store.h"
 
 namespace kiln::store {
 
@@ -55,10 +55,10 @@ struct ImportReport {
 // Errors (the report is lost, batches appended before stay): the file cannot be read, the
 // store fails.
 inline constexpr size_t kImportBatch = 1000;
-Result<ImportReport> import_file(RecordStore& store, const std::string& path,
+Result<ImportReport> import_file(Store& store, const std::string& path,
                                  std::string_view source = {});
 // Same, from a stream; `name` stands for the file in messages and the default source.
-Result<ImportReport> import_stream(RecordStore& store, std::istream& in, const std::string& name,
+Result<ImportReport> import_stream(Store& store, std::istream& in, const std::string& name,
                                    std::string_view source = {});
 
 struct ExportOptions {
@@ -79,10 +79,9 @@ struct ExportReport {
 };
 
 // Writes the selected records, one line each ('\n'), ordered by id.
-Result<ExportReport> export_records(RecordStore& store, std::ostream& out,
-                                    const ExportOptions& options);
+Result<ExportReport> export_records(Store& store, std::ostream& out, const ExportOptions& options);
 // Same, to a file written whole or not at all (a temporary file renamed over `path`).
-Result<ExportReport> export_file(RecordStore& store, const std::string& path,
+Result<ExportReport> export_file(Store& store, const std::string& path,
                                  const ExportOptions& options);
 
 }  // namespace kiln::store

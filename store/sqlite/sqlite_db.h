@@ -1,12 +1,14 @@
-// Thin RAII wrappers over the SQLite C API for the record store (internal to store/): a
+// Thin RAII wrappers over the SQLite C API for the SQLite store (internal to store/sqlite/): a
 // connection that names its file in every error, and prepared statements. Not thread-safe: the
-// owner serializes access (RecordStore holds a mutex).
+// owner serializes access (SqliteStore holds a mutex).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "common/status.h"
 
@@ -31,6 +33,14 @@ class Statement {
   void bind(int index, double value);
   void bind(int index, std::string_view text);
   void bind_null(int index);
+  // Binds `values` to parameters first, first + 1, ... in order: integers (and bools, as 0/1),
+  // doubles, text, and optionals (nullopt binds NULL). Returns the next free parameter index.
+  template <class... T>
+  int bind_all(int first, const T&... values) {
+    int index = first;
+    (bind_value(index++, values), ...);
+    return index;
+  }
 
   // Runs one step: true when a row is available, false when done.
   Result<bool> step();
@@ -43,10 +53,49 @@ class Statement {
   double column_double(int col) const;
   std::string column_text(int col) const;
   bool column_is_null(int col) const;
+  // Reads columns 0, 1, ... of the current row into `fields`, in order, converting to each
+  // field's type as bind_all does (an optional<double> is nullopt for NULL).
+  template <class... T>
+  void read_row(T&... fields) const {
+    int col = 0;
+    (read_column(col++, fields), ...);
+  }
 
  private:
   friend class Database;
   Statement(const Database* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+
+  template <class T>
+  void bind_value(int index, const T& value) {
+    if constexpr (std::is_same_v<T, std::optional<double>>) {
+      if (value) {
+        bind(index, *value);
+      } else {
+        bind_null(index);
+      }
+    } else if constexpr (std::is_integral_v<T>) {
+      bind(index, static_cast<int64_t>(value));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      bind(index, static_cast<double>(value));
+    } else {
+      bind(index, std::string_view(value));
+    }
+  }
+  template <class T>
+  void read_column(int col, T& field) const {
+    if constexpr (std::is_same_v<T, std::optional<double>>) {
+      field = column_is_null(col) ? std::nullopt : std::optional<double>(column_double(col));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      field = column_int(col) != 0;
+    } else if constexpr (std::is_integral_v<T>) {
+      field = static_cast<T>(column_int(col));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      field = column_double(col);
+    } else {
+      static_assert(std::is_same_v<T, std::string>, "read_row reads numbers and text");
+      field = column_text(col);
+    }
+  }
 
   const Database* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;

@@ -2,8 +2,8 @@
 //   {"input": [target, task_name, args, {}], "config": {"index": i, "code_hash": null,
 //    "entity": [[knob, tag, payload], ...]}, "result": [costs, error_no, all_cost, timestamp],
 //    "version": 0.2, "tvm_version": "0.16.0"}
-// written exactly as TVM's json.dumps does (store/py_json.h), so kiln's lines are byte-identical
-// to TVM's for the same measurement, and read back with every field checked.
+// written exactly as TVM's json.dumps does (store/formats/py_json.h), so kiln's lines are
+// byte-identical to TVM's for the same measurement, and read back with every field checked.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,7 +13,7 @@
 
 #include "common/status.h"
 #include "store/record.h"
-#include "store/tvm_target.h"
+#include "store/formats/tvm_target.h"
 
 namespace kiln::store {
 

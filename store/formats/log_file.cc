@@ -1,4 +1,4 @@
-#include "store/log_file.h"
+#include "store/formats/log_file.h"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "common/safe_file.h"
-#include "store/line_parse.h"
+#include "store/formats/line_parse.h"
 
 namespace kiln::store {
 
@@ -38,7 +38,7 @@ std::string duplicate_key(const Record& r) {
 // workload) are loaded the first time a line of that task appears, then grow with the file.
 class SeenRecords {
  public:
-  explicit SeenRecords(RecordStore* store) : store_(store) {}
+  explicit SeenRecords(Store* store) : store_(store) {}
 
   // True when `r` was seen; otherwise remembers it.
   Result<bool> check_and_add(const Record& r) {
@@ -58,7 +58,7 @@ class SeenRecords {
   }
 
  private:
-  RecordStore* store_;
+  Store* store_;
   std::map<std::tuple<std::string, std::string, std::string>, std::unordered_set<std::string>>
       groups_;
 };
@@ -79,7 +79,7 @@ Result<ImportedLine> parse_log_line(std::string_view text) {
   return parse_tvm_json(row);
 }
 
-Result<ImportReport> import_stream(RecordStore& store, std::istream& in, const std::string& name,
+Result<ImportReport> import_stream(Store& store, std::istream& in, const std::string& name,
                                    std::string_view source) {
   ImportReport report;
   SeenRecords seen(&store);
@@ -133,8 +133,7 @@ Result<ImportReport> import_stream(RecordStore& store, std::istream& in, const s
   return report;
 }
 
-Result<ImportReport> import_file(RecordStore& store, const std::string& path,
-                                 std::string_view source) {
+Result<ImportReport> import_file(Store& store, const std::string& path, std::string_view source) {
   // Streamed, so no size cap; but a FIFO or /dev/zero would never end.
   KILN_RETURN_IF_ERROR(check_readable_regular_file(path, "log file"));
   std::ifstream in(path, std::ios::binary);
@@ -142,8 +141,7 @@ Result<ImportReport> import_file(RecordStore& store, const std::string& path,
   return import_stream(store, in, path, source);
 }
 
-Result<ExportReport> export_records(RecordStore& store, std::ostream& out,
-                                    const ExportOptions& options) {
+Result<ExportReport> export_records(Store& store, std::ostream& out, const ExportOptions& options) {
   ExportReport report;
   // TVM lines need the task's args; compute them once per (task, workload).
   std::map<std::pair<std::string, std::string>, Result<json>> args_cache;
@@ -209,7 +207,7 @@ Result<ExportReport> export_records(RecordStore& store, std::ostream& out,
   return report;
 }
 
-Result<ExportReport> export_file(RecordStore& store, const std::string& path,
+Result<ExportReport> export_file(Store& store, const std::string& path,
                                  const ExportOptions& options) {
   Result<ExportReport> report = IoError("unset");
   Status written = write_file_atomically(path, [&](std::ostream& out) {

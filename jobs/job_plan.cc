@@ -1,4 +1,4 @@
-#include "daemon/job_plan.h"
+#include "jobs/job_plan.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "store/tvm_args.h"
+#include "store/formats/tvm_args.h"
 
 #include <string>
 

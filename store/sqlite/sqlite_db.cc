@@ -1,4 +1,4 @@
-#include "store/sqlite_db.h"
+#include "store/sqlite/sqlite_db.h"
 
 #include <sqlite3.h>
 
@@ -83,7 +83,7 @@ bool Statement::column_is_null(int col) const {
 Result<std::unique_ptr<Database>> Database::open(const std::string& path, bool read_only,
                                                  int busy_timeout_ms) {
   int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  // The RecordStore mutex serializes use of a connection; SQLite's own mutex is not needed.
+  // The SqliteStore mutex serializes use of a connection; SQLite's own mutex is not needed.
   flags |= SQLITE_OPEN_NOMUTEX;
   sqlite3* handle = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);

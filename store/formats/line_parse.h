@@ -1,6 +1,6 @@
-// Pieces shared by the log line readers (internal to store/): JSON parsing that reports instead
-// of throwing, typed field access whose errors name the field, and the check of a config against
-// its task's space.
+// Pieces shared by the log line readers (internal to store/formats/): JSON parsing that reports
+// instead of throwing, typed field access whose errors name the field, and the check of a config
+// against its task's space.
 #pragma once
 
 #include <cstdint>

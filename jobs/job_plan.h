@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/job_spec.h"
 #include "frontend/onnx_import.h"
+#include "jobs/job_spec.h"
 #include "tuner/model_tune.h"
 
 namespace kiln::daemon {

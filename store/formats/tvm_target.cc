@@ -1,4 +1,4 @@
-#include "store/tvm_target.h"
+#include "store/formats/tvm_target.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "store/schema.h"
+#include "store/sqlite/schema.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,7 +46,7 @@ ALTER TABLE records ADD COLUMN runner_lost INTEGER NOT NULL DEFAULT 0;
 )sql";
 
 // Version 3. Leases: a tuner claims the configs it is about to build, so that concurrent tuners
-// of one task never measure a config twice (RecordStore::claim). Unlike records, leases are
+// of one task never measure a config twice (Store::claim). Unlike records, leases are
 // mutable: they are renewed, released when the config's record is appended, and expire so that
 // a killed tuner's claims stop blocking. `expires` is unix seconds.
 constexpr const char* kSchemaV3 = R"sql(

@@ -1,9 +1,9 @@
-#include "store/kiln_log.h"
+#include "store/formats/kiln_log.h"
 
-#include "store/line_parse.h"
-#include "store/py_json.h"
-#include "store/tvm_args.h"
-#include "store/tvm_target.h"
+#include "store/formats/line_parse.h"
+#include "store/formats/py_json.h"
+#include "store/formats/tvm_args.h"
+#include "store/formats/tvm_target.h"
 
 namespace kiln::store {
 

@@ -1,16 +1,14 @@
-#include "store/record_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 #include <utility>
 
-#include "store/py_json.h"
-#include "store/schema.h"
-#include "store/sqlite_db.h"
+#include "store/formats/py_json.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_db.h"
 
-namespace kiln::store {
+namespace kiln::store::sqlite {
 
 namespace {
-
-using sqlite::Statement;
 
 // The columns read back into a Record, in this order (row_to_record depends on it).
 constexpr const char* kRecordColumns =
@@ -22,30 +20,20 @@ std::string costs_json(const std::vector<double>& costs) {
   return nlohmann::json(costs).dump();
 }
 
-Result<Record> row_to_record(const sqlite::Database& db, const Statement& row) {
+Result<Record> row_to_record(const Database& db, const Statement& row) {
   Record r;
-  r.id = row.column_int(0);
-  r.target = row.column_text(1);
-  r.task_name = row.column_text(2);
-  r.workload = row.column_text(3);
-  r.config_index = row.column_int(4);
-  r.error_no = static_cast<int>(row.column_int(6));
-  r.all_cost = row.column_double(8);
-  r.timestamp = row.column_double(9);
-  r.error_msg = row.column_text(10);
-  r.flop = row.column_double(11);
-  r.source = row.column_text(12);
-  r.measure_options = row.column_text(13);
-  r.runner_lost = row.column_int(14) != 0;
-  r.measure_version = static_cast<int>(row.column_int(15));
+  std::string entities;
+  std::string costs_text;
+  row.read_row(r.id, r.target, r.task_name, r.workload, r.config_index, entities, r.error_no,
+               costs_text, r.all_cost, r.timestamp, r.error_msg, r.flop, r.source,
+               r.measure_options, r.runner_lost, r.measure_version);
   auto corrupt = [&](const char* column) {
     return InvalidArgument("record store '" + db.path() + "': record " + std::to_string(r.id) +
                            " has a malformed " + column + " column");
   };
-  r.entities = nlohmann::json::parse(row.column_text(5), nullptr, /*allow_exceptions=*/false);
+  r.entities = nlohmann::json::parse(entities, nullptr, /*allow_exceptions=*/false);
   if (r.entities.is_discarded() || !r.entities.is_array()) return corrupt("entities");
-  nlohmann::json costs =
-      nlohmann::json::parse(row.column_text(7), nullptr, /*allow_exceptions=*/false);
+  nlohmann::json costs = nlohmann::json::parse(costs_text, nullptr, /*allow_exceptions=*/false);
   if (costs.is_discarded() || !costs.is_array()) return corrupt("costs");
   for (const auto& c : costs) {
     if (!c.is_number()) return corrupt("costs");
@@ -54,7 +42,7 @@ Result<Record> row_to_record(const sqlite::Database& db, const Statement& row) {
   return r;
 }
 
-Result<std::vector<Record>> collect(const sqlite::Database& db, Statement& stmt) {
+Result<std::vector<Record>> collect(const Database& db, Statement& stmt) {
   std::vector<Record> out;
   while (true) {
     KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
@@ -119,41 +107,29 @@ int bind_where(Statement& stmt, const WhereClause& w) {
 
 }  // namespace
 
-TaskKey TaskKey::of(const Task& task) {
-  return {task.target.to_string(), std::string(task.tmpl->name()), task.workload.to_string()};
-}
+SqliteStore::SqliteStore(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+SqliteStore::~SqliteStore() = default;
 
-RecordFilter RecordFilter::of_task(const Task& task) {
-  RecordFilter filter;
-  filter.target = task.target.to_string();
-  filter.task_name = std::string(task.tmpl->name());
-  filter.workload = task.workload.to_string();
-  return filter;
-}
+const std::string& SqliteStore::path() const { return db_->path(); }
+bool SqliteStore::read_only() const { return db_->read_only(); }
 
-RecordStore::RecordStore(std::unique_ptr<sqlite::Database> db) : db_(std::move(db)) {}
-RecordStore::~RecordStore() = default;
-
-const std::string& RecordStore::path() const { return db_->path(); }
-bool RecordStore::read_only() const { return db_->read_only(); }
-
-Result<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path, bool read_only) {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
+Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, bool read_only) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
                         open_store_database(path, read_only, kBusyTimeoutMs));
-  return std::unique_ptr<RecordStore>(new RecordStore(std::move(db)));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db)));
 }
 
-Result<int64_t> RecordStore::schema_version() {
+Result<int64_t> SqliteStore::schema_version() {
   std::lock_guard<std::mutex> lock(mu_);
   return db_->query_int("PRAGMA user_version");
 }
 
-Status RecordStore::check_writable(const char* what) const {
+Status SqliteStore::check_writable(const char* what) const {
   if (!db_->read_only()) return Status::Ok();
   return InvalidArgument("record store '" + path() + "': opened read-only, cannot " + what);
 }
 
-Status RecordStore::write_transaction(const std::function<Status()>& body) {
+Status SqliteStore::write_transaction(const std::function<Status()>& body) {
   // IMMEDIATE: take the write lock up front, so that waiting for another writer happens here
   // (under busy_timeout) rather than failing midway.
   KILN_RETURN_IF_ERROR(db_->exec("BEGIN IMMEDIATE"));
@@ -167,7 +143,7 @@ Status RecordStore::write_transaction(const std::function<Status()>& body) {
   return s;
 }
 
-Status RecordStore::append(const std::vector<Record>& batch, const std::string& lease_owner,
+Status SqliteStore::append(const std::vector<Record>& batch, const std::string& lease_owner,
                            const RunTimes* run_times) {
   KILN_RETURN_IF_ERROR(check_writable("append"));
   if (run_times) KILN_RETURN_IF_ERROR(check_run_times(*run_times));
@@ -194,41 +170,25 @@ Status RecordStore::append(const std::vector<Record>& batch, const std::string& 
   return write_transaction([&]() -> Status {
     for (const Record& r : batch) {
       insert.reset();
-      insert.bind(1, r.target);
-      insert.bind(2, r.task_name);
-      insert.bind(3, r.workload);
-      insert.bind(4, r.config_index);
-      insert.bind(5, r.entities.dump());  // valid: validate_record checked it
-      insert.bind(6, static_cast<int64_t>(r.error_no));
-      insert.bind(7, costs_json(r.costs));
-      if (r.error_no == static_cast<int>(MeasureError::kNoError)) {
-        insert.bind(8, r.mean_cost());
-      } else {
-        insert.bind_null(8);
-      }
-      insert.bind(9, r.all_cost);
-      insert.bind(10, r.timestamp);
-      insert.bind(11, to_valid_utf8(r.error_msg));
-      insert.bind(12, r.flop);
-      insert.bind(13, to_valid_utf8(r.source));
-      insert.bind(14, r.measure_options);  // valid UTF-8: validate_record checked it
-      insert.bind(15, static_cast<int64_t>(r.runner_lost ? 1 : 0));
-      insert.bind(16, static_cast<int64_t>(r.measure_version));
+      // mean_cost is NULL for failures, so that "best" never sees them.
+      std::optional<double> mean_cost;
+      if (r.error_no == static_cast<int>(MeasureError::kNoError)) mean_cost = r.mean_cost();
+      // entities is valid JSON and measure_options valid UTF-8: validate_record checked them.
+      insert.bind_all(1, r.target, r.task_name, r.workload, r.config_index, r.entities.dump(),
+                      r.error_no, costs_json(r.costs), mean_cost, r.all_cost, r.timestamp,
+                      to_valid_utf8(r.error_msg), r.flop, to_valid_utf8(r.source),
+                      r.measure_options, r.runner_lost, r.measure_version);
       KILN_RETURN_IF_ERROR(insert.run());
       if (lease_owner.empty()) continue;
       release.reset();
-      release.bind(1, r.target);
-      release.bind(2, r.task_name);
-      release.bind(3, r.workload);
-      release.bind(4, r.config_index);
-      release.bind(5, lease_owner);
+      release.bind_all(1, r.target, r.task_name, r.workload, r.config_index, lease_owner);
       KILN_RETURN_IF_ERROR(release.run());
     }
     return run_times ? upsert_run_times(*run_times) : Status::Ok();
   });
 }
 
-Result<std::vector<Record>> RecordStore::records(const RecordFilter& filter) {
+Result<std::vector<Record>> SqliteStore::records(const RecordFilter& filter) {
   std::lock_guard<std::mutex> lock(mu_);
   WhereClause w = where_of(filter);
   std::string sql =
@@ -240,7 +200,7 @@ Result<std::vector<Record>> RecordStore::records(const RecordFilter& filter) {
   return collect(*db_, stmt);
 }
 
-Result<int64_t> RecordStore::count(const RecordFilter& filter) {
+Result<int64_t> SqliteStore::count(const RecordFilter& filter) {
   std::lock_guard<std::mutex> lock(mu_);
   WhereClause w = where_of(filter);
   KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare("SELECT count(*) FROM records" + w.sql));
@@ -249,7 +209,7 @@ Result<int64_t> RecordStore::count(const RecordFilter& filter) {
   return row ? stmt.column_int(0) : 0;
 }
 
-Result<std::optional<Record>> RecordStore::best(const std::string& target,
+Result<std::optional<Record>> SqliteStore::best(const std::string& target,
                                                 const std::string& task_name,
                                                 const std::string& workload) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -261,15 +221,13 @@ Result<std::optional<Record>> RecordStore::best(const std::string& target,
                    " FROM records WHERE target = ? AND task_name = ? AND workload = ? AND "
                    "error_no = 0 AND mean_cost IS NOT NULL AND " +
                    comparable_sql() + " ORDER BY mean_cost, id LIMIT 1"));
-  stmt.bind(1, target);
-  stmt.bind(2, task_name);
-  stmt.bind(3, workload);
+  stmt.bind_all(1, target, task_name, workload);
   KILN_ASSIGN_OR_RETURN(std::vector<Record> rows, collect(*db_, stmt));
   if (rows.empty()) return std::optional<Record>();
   return std::optional<Record>(std::move(rows.front()));
 }
 
-Result<std::vector<Record>> RecordStore::best_per_workload(
+Result<std::vector<Record>> SqliteStore::best_per_workload(
     const std::optional<std::string>& target) {
   std::lock_guard<std::mutex> lock(mu_);
   std::string sql = std::string("SELECT ") + kRecordColumns +
@@ -283,7 +241,7 @@ Result<std::vector<Record>> RecordStore::best_per_workload(
   return collect(*db_, stmt);
 }
 
-Result<std::set<int64_t>> RecordStore::measured_indices(const std::string& target,
+Result<std::set<int64_t>> SqliteStore::measured_indices(const std::string& target,
                                                         const std::string& task_name,
                                                         const std::string& workload) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -292,9 +250,7 @@ Result<std::set<int64_t>> RecordStore::measured_indices(const std::string& targe
       db_->prepare("SELECT DISTINCT config_index FROM records WHERE target = ? AND task_name = ? "
                    "AND workload = ? AND " +
                    comparable_sql()));
-  stmt.bind(1, target);
-  stmt.bind(2, task_name);
-  stmt.bind(3, workload);
+  stmt.bind_all(1, target, task_name, workload);
   std::set<int64_t> out;
   while (true) {
     KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
@@ -307,14 +263,12 @@ namespace {
 
 // Binds a TaskKey to parameters 1..3.
 void bind_task(Statement& stmt, const TaskKey& task) {
-  stmt.bind(1, task.target);
-  stmt.bind(2, task.task_name);
-  stmt.bind(3, task.workload);
+  stmt.bind_all(1, task.target, task.task_name, task.workload);
 }
 
 }  // namespace
 
-Result<Claim> RecordStore::claim(const TaskKey& task, const std::vector<int64_t>& configs,
+Result<Claim> SqliteStore::claim(const TaskKey& task, const std::vector<int64_t>& configs,
                                  int64_t after_id, const std::string& owner, double now,
                                  double expires) {
   KILN_RETURN_IF_ERROR(check_writable("claim configs"));
@@ -345,10 +299,7 @@ Result<Claim> RecordStore::claim(const TaskKey& task, const std::vector<int64_t>
     KILN_RETURN_IF_ERROR(expire.run());
     for (int64_t config : configs) {
       take.reset();
-      bind_task(take, task);
-      take.bind(4, config);
-      take.bind(5, owner);
-      take.bind(6, expires);
+      take.bind_all(1, task.target, task.task_name, task.workload, config, owner, expires);
       KILN_RETURN_IF_ERROR(take.run());
       if (db_->changes() > 0) out.claimed.push_back(config);
     }
@@ -358,17 +309,16 @@ Result<Claim> RecordStore::claim(const TaskKey& task, const std::vector<int64_t>
   return out;
 }
 
-Status RecordStore::renew_leases(const std::string& owner, double expires) {
+Status SqliteStore::renew_leases(const std::string& owner, double expires) {
   KILN_RETURN_IF_ERROR(check_writable("renew leases"));
   std::lock_guard<std::mutex> lock(mu_);
   KILN_ASSIGN_OR_RETURN(Statement renew,
                         db_->prepare("UPDATE leases SET expires = ? WHERE owner = ?"));
-  renew.bind(1, expires);
-  renew.bind(2, owner);
+  renew.bind_all(1, expires, owner);
   return write_transaction([&] { return renew.run(); });
 }
 
-Status RecordStore::release_leases(const TaskKey& task, const std::vector<int64_t>& configs,
+Status SqliteStore::release_leases(const TaskKey& task, const std::vector<int64_t>& configs,
                                    const std::string& owner) {
   KILN_RETURN_IF_ERROR(check_writable("release leases"));
   if (configs.empty()) return Status::Ok();
@@ -380,16 +330,14 @@ Status RecordStore::release_leases(const TaskKey& task, const std::vector<int64_
   return write_transaction([&]() -> Status {
     for (int64_t config : configs) {
       release.reset();
-      bind_task(release, task);
-      release.bind(4, config);
-      release.bind(5, owner);
+      release.bind_all(1, task.target, task.task_name, task.workload, config, owner);
       KILN_RETURN_IF_ERROR(release.run());
     }
     return Status::Ok();
   });
 }
 
-Result<std::vector<Lease>> RecordStore::leases(const TaskKey& task) {
+Result<std::vector<Lease>> SqliteStore::leases(const TaskKey& task) {
   std::lock_guard<std::mutex> lock(mu_);
   KILN_ASSIGN_OR_RETURN(
       Statement stmt,
@@ -400,11 +348,13 @@ Result<std::vector<Lease>> RecordStore::leases(const TaskKey& task) {
   while (true) {
     KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
     if (!row) return out;
-    out.push_back({stmt.column_int(0), stmt.column_text(1), stmt.column_double(2)});
+    Lease lease;
+    stmt.read_row(lease.config_index, lease.owner, lease.expires);
+    out.push_back(std::move(lease));
   }
 }
 
-Status RecordStore::check_integrity() {
+Status SqliteStore::check_integrity() {
   std::lock_guard<std::mutex> lock(mu_);
   KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare("PRAGMA integrity_check"));
   std::string problems;
@@ -418,4 +368,4 @@ Status RecordStore::check_integrity() {
   return InvalidArgument("record store '" + path() + "': integrity check failed: " + problems);
 }
 
-}  // namespace kiln::store
+}  // namespace kiln::store::sqlite

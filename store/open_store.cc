@@ -1,0 +1,74 @@
+#include "store/open_store.h"
+
+#include <cctype>
+#include <optional>
+#include <string_view>
+
+#include "store/sqlite/sqlite_job_store.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace kiln::store {
+
+namespace {
+
+enum class Backend { kSqlite };
+
+struct Location {
+  Backend backend;
+  std::string path;  // what the backend opens
+};
+
+// The scheme of a URL "SCHEME://..." (RFC 3986: a letter, then letters, digits, + - .), or
+// nullopt for a plain path (a file name may hold ':' but no scheme before "://").
+std::optional<std::string_view> url_scheme(std::string_view location) {
+  size_t end = location.find("://");
+  if (end == std::string_view::npos || end == 0) return std::nullopt;
+  std::string_view scheme = location.substr(0, end);
+  if (!std::isalpha(static_cast<unsigned char>(scheme[0]))) return std::nullopt;
+  for (char c : scheme) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') {
+      return std::nullopt;
+    }
+  }
+  return scheme;
+}
+
+Result<Location> parse_location(const std::string& location) {
+  std::optional<std::string_view> scheme = url_scheme(location);
+  if (!scheme) return Location{Backend::kSqlite, location};
+  if (*scheme == "sqlite") {
+    std::string path = location.substr(scheme->size() + 3);
+    if (path.empty()) {
+      return InvalidArgument("record store '" + location + "': sqlite:// names no file");
+    }
+    return Location{Backend::kSqlite, std::move(path)};
+  }
+  return InvalidArgument("record store '" + location + "': unknown scheme '" +
+                         std::string(*scheme) +
+                         "' (known: sqlite://PATH, or a plain path of a SQLite file)");
+}
+
+// Opens `location` with the backend's class for `Interface` (Sqlite: its SQLite implementation).
+template <class Interface, class Sqlite>
+Result<std::unique_ptr<Interface>> open_at(const std::string& location, bool read_only) {
+  KILN_ASSIGN_OR_RETURN(Location where, parse_location(location));
+  switch (where.backend) {
+    case Backend::kSqlite: {
+      KILN_ASSIGN_OR_RETURN(std::unique_ptr<Sqlite> s, Sqlite::open(where.path, read_only));
+      return std::unique_ptr<Interface>(std::move(s));
+    }
+  }
+  return InternalError("record store '" + location + "': no backend");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> open_store(const std::string& location, bool read_only) {
+  return open_at<Store, sqlite::SqliteStore>(location, read_only);
+}
+
+Result<std::unique_ptr<JobStore>> open_job_store(const std::string& location, bool read_only) {
+  return open_at<JobStore, sqlite::SqliteJobStore>(location, read_only);
+}
+
+}  // namespace kiln::store
