@@ -7,25 +7,18 @@
 
 #include "builder/codegen_llvm.h"
 #include "ops/registry.h"
+#include "tests/fixed_target.h"
 
 namespace kiln {
 namespace {
 
-Target fixed(std::string triple, std::string cpu, std::string features = "") {
-  Target t;
-  t.triple = std::move(triple);
-  t.cpu = std::move(cpu);
-  t.features = std::move(features);
-  t.explicit_features = !t.features.empty();
-  t.explicit_triple = !t.triple.starts_with("x86_64");
-  return t;
-}
+using testing::fixed_target;
 
 TEST(CodegenTarget, NewCodegenChoosesByArchitecture) {
-  auto zen4 = builder::new_codegen(fixed("x86_64-pc-linux-gnu", "znver4"));
+  auto zen4 = builder::new_codegen(fixed_target("x86_64-pc-linux-gnu", "znver4"));
   EXPECT_EQ(zen4->name(), "x86");
   EXPECT_EQ(zen4->simd_lanes(), 16);
-  auto neon = builder::new_codegen(fixed("aarch64-linux-gnu", "generic", "+neon"));
+  auto neon = builder::new_codegen(fixed_target("aarch64-linux-gnu", "generic", "+neon"));
   EXPECT_EQ(neon->name(), "generic");
   EXPECT_EQ(neon->simd_lanes(), 4);
   EXPECT_EQ(neon->description().isa, "neon");
@@ -33,10 +26,14 @@ TEST(CodegenTarget, NewCodegenChoosesByArchitecture) {
 
 TEST(CodegenTarget, RegisterBudgetsComeFromTheDescription) {
   // AVX-512: 32 zmm of 16 floats; NEON: 32 q registers of 4.
-  EXPECT_EQ(builder::new_codegen(fixed("x86_64-pc-linux-gnu", "znver4"))->register_floats(), 512);
-  EXPECT_EQ(builder::new_codegen(fixed("aarch64-linux-gnu", "cortex-a72"))->register_floats(), 128);
+  EXPECT_EQ(builder::new_codegen(fixed_target("x86_64-pc-linux-gnu", "znver4"))->register_floats(),
+            512);
+  EXPECT_EQ(
+      builder::new_codegen(fixed_target("aarch64-linux-gnu", "cortex-a72"))->register_floats(),
+      128);
   // Every x86 level keeps the emitter's budget of 32 registers of its width (AVX2: 32 x 8).
-  EXPECT_EQ(builder::new_codegen(fixed("x86_64-pc-linux-gnu", "znver3"))->register_floats(), 256);
+  EXPECT_EQ(builder::new_codegen(fixed_target("x86_64-pc-linux-gnu", "znver3"))->register_floats(),
+            256);
 }
 
 // The functions' attribute group in the unoptimized IR of a small dense kernel.
@@ -55,12 +52,12 @@ std::string attributes_for(const Target& target) {
 }
 
 TEST(CodegenTarget, OnlyAvx512FunctionsAskForWideVectors) {
-  std::string zen4 = attributes_for(fixed("x86_64-pc-linux-gnu", "znver4"));
+  std::string zen4 = attributes_for(fixed_target("x86_64-pc-linux-gnu", "znver4"));
   EXPECT_NE(zen4.find("\"prefer-vector-width\"=\"512\""), std::string::npos) << zen4;
   EXPECT_NE(zen4.find("\"target-cpu\"=\"znver4\""), std::string::npos) << zen4;
-  std::string zen3 = attributes_for(fixed("x86_64-pc-linux-gnu", "znver3"));
+  std::string zen3 = attributes_for(fixed_target("x86_64-pc-linux-gnu", "znver3"));
   EXPECT_EQ(zen3.find("prefer-vector-width"), std::string::npos) << zen3;
-  std::string neon = attributes_for(fixed("aarch64-linux-gnu", "generic", "+neon"));
+  std::string neon = attributes_for(fixed_target("aarch64-linux-gnu", "generic", "+neon"));
   EXPECT_NE(neon.find("\"target-features\"=\"+neon\""), std::string::npos) << neon;
   EXPECT_EQ(neon.find("prefer-vector-width"), std::string::npos) << neon;
 }
