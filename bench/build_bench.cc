@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "builder/build.h"
+#include "exchange/target_description.h"
 #include "ops/measured_layout.h"
 #include "ops/registry.h"
 #include "tuner/space_walk.h"
@@ -60,7 +61,8 @@ int main(int argc, char** argv) {
     std::vector<double> total, codegen, optimize, emit, link;
     int invalid = 0, failed = 0;
     for (int64_t index : tuner::sample_ints(space, configs, rng)) {
-      auto program = ops::instantiate_measured(*t, w, space.get(index), {target.simd_lanes()});
+      auto program =
+          ops::instantiate_measured(*t, w, space.get(index), describe(target).template_info());
       if (!program.ok()) {
         ++invalid;
         continue;

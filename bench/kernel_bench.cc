@@ -42,6 +42,7 @@
 #include "builder/target.h"
 #include "ops/registry.h"
 #include "report/bench_file.h"
+#include "runner/build_and_measure.h"
 #include "runner/local_measure.h"
 #include "runner/local_runner.h"
 #include "runtime/thread_pool.h"

@@ -25,7 +25,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "builder/codegen_math.h"
+#include "builder/codegen_target.h"
 #include "builder/llvm_init.h"
 #include "ir/analysis.h"
 #include "ir/printer.h"
@@ -36,8 +36,6 @@ namespace kiln::builder {
 namespace {
 
 constexpr int64_t kMaxLocalBytes = 64 * 1024;
-// Vector registers of the widest x86 register file (AVX-512), for "fits in registers".
-constexpr int64_t kVectorRegisters = 32;
 // Unrolling a serial loop on our own stops at this many emitted stores.
 constexpr int64_t kMaxUnrolledStores = 1024;
 
@@ -52,7 +50,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 // Emits the LLVM IR of a program's stages into one module.
 class CodeGen {
  public:
-  CodeGen(llvm::LLVMContext& ctx, llvm::Module& module, const Target& target,
+  CodeGen(llvm::LLVMContext& ctx, llvm::Module& module, const CodegenTarget& target,
           const ir::Program& program)
       : ctx_(ctx), module_(module), target_(target), program_(program), b_(ctx) {
     llvm::FastMathFlags fmf;
@@ -118,16 +116,7 @@ class CodeGen {
     if (status_.ok()) status_ = CompileError(message);
   }
 
-  void set_attributes(llvm::Function* fn) {
-    fn->addFnAttr("target-cpu", target_.cpu);
-    if (!target_.features.empty()) fn->addFnAttr("target-features", target_.features);
-    if (target_.simd_lanes() >= 16) {
-      // Keep 512-bit vectors legal even on CPUs whose tuning prefers 256-bit ones.
-      fn->addFnAttr("prefer-vector-width", "512");
-      fn->addFnAttr("min-legal-vector-width", "512");
-    }
-    fn->addFnAttr(llvm::Attribute::NoUnwind);
-  }
+  void set_attributes(llvm::Function* fn) { target_.set_function_attributes(*fn); }
 
   // Distinct buffers never overlap: one alias scope per buffer, and every access declares it
   // does not alias the other buffers' scopes.
@@ -265,10 +254,10 @@ class CodeGen {
       }
       case ExprKind::kCall: {
         llvm::Value* a = emit(e->a);
-        if (!e->b.defined()) return emit_math_call(b_, module_, e->call_op, a);
+        if (!e->b.defined()) return target_.emit_math(b_, module_, e->call_op, a);
         llvm::Value* b = emit(e->b);
         match(a, b);
-        return emit_math_call(b_, module_, e->call_op, a, b);
+        return target_.emit_math(b_, module_, e->call_op, a, b);
       }
       default:
         break;
@@ -343,7 +332,7 @@ class CodeGen {
         llvm::Value* base = emit(ir::substitute(e->a, lane_var_, ir::Expr(int64_t{0})));
         load = b_.CreateAlignedLoad(vec_type, address(e->buffer, base), llvm::Align(4));
       } else {
-        load = b_.CreateMaskedGather(vec_type, address(e->buffer, emit(e->a)), llvm::Align(4));
+        load = target_.emit_gather(b_, vec_type, address(e->buffer, emit(e->a)));
       }
       annotate(load, e->buffer.get());
       block_memory().read(e->buffer.get());
@@ -457,7 +446,7 @@ class CodeGen {
         llvm::Value* base = emit(ir::substitute(s->index, lane_var_, ir::Expr(int64_t{0})));
         store = b_.CreateAlignedStore(value, address(s->buffer, base), llvm::Align(4));
       } else {
-        store = b_.CreateMaskedScatter(value, address(s->buffer, emit(s->index)), llvm::Align(4));
+        store = target_.emit_scatter(b_, value, address(s->buffer, emit(s->index)));
       }
       annotate(store, s->buffer.get());
       block_memory().forget(s->buffer.get());
@@ -630,7 +619,7 @@ class CodeGen {
   // Whether the loop's variable indexes a local buffer that the vector registers can hold.
   bool indexes_register_sized_local(const ir::Stmt& loop) const {
     const ir::ExprNode* v = loop->loop_var.get();
-    const int64_t register_floats = kVectorRegisters * std::max(4, target_.simd_lanes());
+    const int64_t register_floats = target_.register_floats();
     auto indexes = [&](const ir::BufferNode* buffer, const ir::Expr& index) {
       return local_buffers_.count(buffer) && buffer->num_elements() <= register_floats &&
              ir::uses_var(index, v);
@@ -816,7 +805,7 @@ class CodeGen {
 
   llvm::LLVMContext& ctx_;
   llvm::Module& module_;
-  const Target& target_;
+  const CodegenTarget& target_;
   const ir::Program& program_;
   llvm::IRBuilder<> b_;
   llvm::Type* i64_;
@@ -839,8 +828,9 @@ class CodeGen {
 };
 
 // Target machines are costly to create (ms) and not thread-safe: one per thread and target.
-Result<llvm::TargetMachine*> target_machine(const Target& target) {
+Result<llvm::TargetMachine*> target_machine(const CodegenTarget& codegen) {
   initialize_llvm();
+  const Target& target = codegen.target();
   thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> cache;
   std::string key = target.triple + "|" + target.cpu + "|" + target.features;
   auto it = cache.find(key);
@@ -848,11 +838,9 @@ Result<llvm::TargetMachine*> target_machine(const Target& target) {
   std::string error;
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
   if (!t) return CompileError("target triple " + target.triple + ": " + error);
-  llvm::TargetOptions options;
-  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   llvm::TargetMachine* tm =
-      t->createTargetMachine(target.triple, target.cpu, target.features, options, llvm::Reloc::PIC_,
-                             std::nullopt, llvm::CodeGenOptLevel::Aggressive);
+      t->createTargetMachine(target.triple, target.cpu, target.features, codegen.target_options(),
+                             llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive);
   if (!tm) return CompileError("cannot create a target machine for " + target.to_string());
   cache[key].reset(tm);
   return tm;
@@ -866,16 +854,16 @@ struct Compiled {
 
 Result<Compiled> generate(const ir::Program& program, const Target& target, bool optimize,
                           CompileTimings* timings) {
-  KILN_ASSIGN_OR_RETURN(llvm::TargetMachine * tm, target_machine(target));
+  const std::unique_ptr<CodegenTarget> target_hooks = new_codegen(target);
+  KILN_ASSIGN_OR_RETURN(llvm::TargetMachine * tm, target_machine(*target_hooks));
   Compiled out;
   out.tm = tm;
   out.ctx = std::make_unique<llvm::LLVMContext>();
   out.module = std::make_unique<llvm::Module>(program.name, *out.ctx);
-  out.module->setTargetTriple(target.triple);
-  out.module->setDataLayout(tm->createDataLayout());
+  target_hooks->configure_module(*out.module, *tm);
 
   auto start = std::chrono::steady_clock::now();
-  CodeGen codegen(*out.ctx, *out.module, target, program);
+  CodeGen codegen(*out.ctx, *out.module, *target_hooks, program);
   for (const ir::Stage& stage : program.stages) KILN_RETURN_IF_ERROR(codegen.emit_stage(stage));
   std::string verify_errors;
   llvm::raw_string_ostream verify_stream(verify_errors);

@@ -21,6 +21,8 @@
 // scalar load of an element stored earlier reuses the stored value, and a scalar store
 // overwritten before any read of its buffer is dropped: the optimizer's time grows with the IR
 // it is given. The module then goes through LLVM's O3 pipeline for the target CPU.
+// What depends on the target (function attributes, register budget, math lowering, gathers and
+// scatters, data layout) is asked of the target's CodegenTarget (codegen_target.h).
 #pragma once
 
 #include <string>

@@ -4,6 +4,7 @@
 
 #include "builder/build.h"
 #include "common/sha256.h"
+#include "exchange/target_description.h"
 #include "ops/measured_layout.h"
 
 namespace kiln::builder {
@@ -21,7 +22,7 @@ BuildResult build_measure_input(const MeasureInput& input) {
   const Task& task = input.task;
   // The program AutoTVM times for this config (ops/measured_layout.h).
   Result<ir::Program> program = ops::instantiate_measured(*task.tmpl, task.workload, input.config,
-                                                          {task.target.simd_lanes()});
+                                                          describe(task.target).template_info());
   if (!program.ok()) {
     return finish(program.status().code() == StatusCode::kInstantiation
                       ? MeasureError::kInstantiationError

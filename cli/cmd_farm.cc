@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "builder/builder_service.h"
+#include "builder/target.h"
 #include "cli/farm_commands.h"
 #include "farm/security.h"
 #include "farm/server_trust.h"
@@ -115,6 +116,7 @@ Command add_runner_command(CLI::App& app) {
       ->default_str("the temp directory");
   return [o, memory_mb] {
     o->kiln_version = KILN_VERSION;
+    o->target = builder::host_target();
     o->service.max_memory_bytes = static_cast<uint64_t>(*memory_mb * 1024 * 1024);
     o->service.cores = std::max(1u, std::thread::hardware_concurrency());
     o->service.worker_binary = self_binary();

@@ -6,6 +6,7 @@
 #include "builder/build_pool.h"
 #include "builder/codegen_llvm.h"
 #include "cli/common.h"
+#include "exchange/target_description.h"
 #include "ir/printer.h"
 #include "ops/measured_layout.h"
 #include "runner/local_runner.h"
@@ -73,8 +74,8 @@ Command add_show_command(CLI::App& app) {
       std::printf("%s  %s\nconfig %s%s\n", std::string(task.tmpl->name()).c_str(),
                   task.workload.to_string().c_str(), config.to_json().dump().c_str(),
                   o->index ? "" : "  (fallback)");
-      Result<ir::Program> program =
-          ops::instantiate_measured(*task.tmpl, task.workload, config, {target.simd_lanes()});
+      Result<ir::Program> program = ops::instantiate_measured(*task.tmpl, task.workload, config,
+                                                              describe(target).template_info());
       if (!program.ok()) {
         std::printf("invalid config: %s\n", program.status().message().c_str());
         continue;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/duration.h"
+#include "exchange/target_description.h"
 
 namespace kiln::cli {
 
@@ -66,7 +67,7 @@ ResolvedTasks resolve_tasks(const TaskOptions& o) {
 
 ConfigEntity pick_config(const Task& task, const ConfigSpace& space, std::optional<int64_t> index,
                          const Target& target) {
-  if (!index) return task.tmpl->fallback(task.workload, space, {target.simd_lanes()});
+  if (!index) return task.tmpl->fallback(task.workload, space, describe(target).template_info());
   Result<ConfigEntity> c = space.checked_get(*index);
   if (!c.ok()) throw CommandError{std::string(task.tmpl->name()) + ": " + c.status().message()};
   if (!space.is_index_valid(*index)) {

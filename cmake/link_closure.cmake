@@ -26,3 +26,15 @@ function(kiln_link_closure target out)
   list(REMOVE_ITEM seen ${target})
   set(${out} ${seen} PARENT_SCOPE)
 endfunction()
+
+# kiln_forbid_links(<target> <regex> <what>): stops the configuration when anything <target>
+# links, however indirectly, matches <regex> (<what> names those libraries in the message).
+function(kiln_forbid_links target regex what)
+  kiln_link_closure(${target} links)
+  foreach(lib ${links})
+    if(lib MATCHES "${regex}")
+      message(FATAL_ERROR "${target} must not link ${what}, but links ${lib} "
+                          "(its link closure: ${links})")
+    endif()
+  endforeach()
+endfunction()

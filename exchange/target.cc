@@ -1,6 +1,6 @@
 #include "exchange/target.h"
 
-#include <vector>
+#include "exchange/target_description.h"
 
 namespace kiln {
 
@@ -21,23 +21,12 @@ bool Target::has_feature(std::string_view name) const {
   }
   if (!features.empty()) return false;
   // No explicit features: judge by the CPU name.
-  static const std::vector<std::string> avx512_cpus = {
-      "znver4",     "znver5",         "skylake-avx512", "cascadelake",
-      "cooperlake", "icelake-server", "icelake-client", "sapphirerapids",
-      "tigerlake",  "rocketlake",     "emeraldrapids",  "graniterapids"};
-  bool avx512 = false;
-  for (const auto& c : avx512_cpus) avx512 |= cpu == c;
-  if (name.rfind("avx512", 0) == 0) return avx512;
-  if (name == "avx2" || name == "fma")
-    return avx512 || cpu.rfind("znver", 0) == 0 || cpu == "haswell" || cpu == "x86-64-v3" ||
-           cpu == "broadwell" || cpu == "skylake";
+  const std::string_view isa = isa_of_cpu(cpu);
+  if (name.rfind("avx512", 0) == 0) return isa == "avx512";
+  if (name == "avx2" || name == "fma") return isa == "avx512" || isa == "avx2";
   return false;
 }
 
-int Target::simd_lanes() const {
-  if (has_feature("avx512f")) return 16;
-  if (has_feature("avx2")) return 8;
-  return 4;
-}
+int Target::simd_lanes() const { return describe(*this).simd_lanes(); }
 
 }  // namespace kiln

@@ -6,7 +6,6 @@
 #include <memory>
 #include <random>
 
-#include "builder/measure_input.h"
 #include "common/stopwatch.h"
 #include "ops/measured_layout.h"
 #include "runtime/artifact.h"
@@ -24,17 +23,6 @@ struct AlignedBuffer {
   int64_t size;
   std::unique_ptr<float, decltype(&std::free)> data;
 };
-
-MeasureResult measure(const ops::Template& tmpl, const ops::Workload& w, const ConfigEntity& config,
-                      const Target& target, const MeasureOptions& options, ThreadPool& pool,
-                      bool timed) {
-  BuildResult built = builder::build_measure_input({{&tmpl, w, target}, config});
-  if (built.error != MeasureError::kNoError) return MeasureResult::of_failed_build(built);
-  ReferenceData reference = make_reference(tmpl, w, options.input_seed);
-  MeasureResult out = run_built_kernel(built, reference, options, pool, timed);
-  out.build_seconds = built.build_seconds;
-  return out;
-}
 
 }  // namespace
 
@@ -182,18 +170,6 @@ MeasureResult run_built_kernel(const BuildResult& built, const ReferenceData& re
     out.costs = autotvm_costs(*costs);
   }
   return finish(MeasureError::kNoError, "");
-}
-
-MeasureResult measure_config(const ops::Template& tmpl, const ops::Workload& w,
-                             const ConfigEntity& config, const Target& target,
-                             const MeasureOptions& options, ThreadPool& pool) {
-  return measure(tmpl, w, config, target, options, pool, true);
-}
-
-MeasureResult check_config(const ops::Template& tmpl, const ops::Workload& w,
-                           const ConfigEntity& config, const Target& target,
-                           const MeasureOptions& options, ThreadPool& pool) {
-  return measure(tmpl, w, config, target, options, pool, false);
 }
 
 }  // namespace kiln::runner

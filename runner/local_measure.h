@@ -60,14 +60,4 @@ double relative_error(const std::vector<float>& out, const std::vector<float>& r
 MeasureResult run_built_kernel(const BuildResult& built, const ReferenceData& reference,
                                const MeasureOptions& options, ThreadPool& pool, bool timed);
 
-// Builds and measures one config in this process (build errors are results, as above).
-MeasureResult measure_config(const ops::Template& tmpl, const ops::Workload& w,
-                             const ConfigEntity& config, const Target& target,
-                             const MeasureOptions& options, ThreadPool& pool);
-
-// The same without timing: builds, runs once and compares with the reference.
-MeasureResult check_config(const ops::Template& tmpl, const ops::Workload& w,
-                           const ConfigEntity& config, const Target& target,
-                           const MeasureOptions& options, ThreadPool& pool);
-
 }  // namespace kiln::runner

@@ -12,8 +12,8 @@
 #include <future>
 #include <thread>
 
-#include "builder/target.h"
 #include "common/sha256.h"
+#include "exchange/host_target.h"
 #include "farm/convert.h"
 #include "farm/message_size.h"
 #include "farm/server_start.h"
@@ -314,7 +314,7 @@ Status run_runner(RunnerServerOptions o) {
   caps.key = o.key;
   caps.name = o.name;
   caps.address = address;
-  caps.target = builder::host_target();
+  caps.target = o.target.triple.empty() ? host_target_without_llvm() : o.target;
   caps.cores = o.service.cores;
   caps.kiln_version = o.kiln_version;
   *registration.mutable_capabilities() = farm::to_proto(caps);

@@ -28,6 +28,7 @@
 
 #include "common/job_thread.h"
 #include "exchange/space_cache.h"
+#include "exchange/target.h"
 #include "farm/checked_unary.h"
 #include "farm/security.h"
 #include "proto/kiln.grpc.pb.h"
@@ -98,6 +99,10 @@ struct RunnerServerOptions {
   farm::ClientAuth auth;               // to the tracker; auth.certs_dir also secures the server
   std::string signing_key_file;        // empty: CERTS/token, else the --token-file
   std::string kiln_version;
+  // The machine's target, registered as this runner's capability: kiln passes LLVM's
+  // (builder::host_target()); left empty (no triple), the runner detects it without LLVM
+  // (exchange/host_target.h), as a runner built without the builder does.
+  Target target;
   // How long to keep trying to register at start (a tracker starting at the same time, or slow
   // to answer on a loaded machine), each failure reported on stderr.
   double register_wait_s = 60;

@@ -22,6 +22,7 @@
 #include "frontend/task_extraction.h"
 #include "ops/measured_layout.h"
 #include "ops/registry.h"
+#include "runner/build_and_measure.h"
 #include "runner/local_measure.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"

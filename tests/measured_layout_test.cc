@@ -21,6 +21,7 @@
 #include "common/sha256.h"
 #include "compiler/stage_access.h"
 #include "ops/registry.h"
+#include "runner/build_and_measure.h"
 #include "runner/local_measure.h"
 #include "runner/local_runner.h"
 #include "runtime/thread_pool.h"

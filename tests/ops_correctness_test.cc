@@ -9,6 +9,7 @@
 
 #include "builder/target.h"
 #include "ops/registry.h"
+#include "runner/build_and_measure.h"
 #include "runner/local_measure.h"
 #include "runtime/thread_pool.h"
 #include "tests/ops_test_util.h"

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "exchange/target_description.h"
+
 namespace kiln::tuner {
 
 TuneJob::TuneJob(std::vector<TuneJobTask> tasks, Target target, TuneJobOptions options)
@@ -51,7 +53,8 @@ Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& ru
     ConfigSpace space = task.tmpl->space(task.workload);
     KILN_ASSIGN_OR_RETURN(
         std::unique_ptr<Tuner> search,
-        make_tuner(options_.tuner, {*task.tmpl, task.workload, space, {target_.simd_lanes()}},
+        make_tuner(options_.tuner,
+                   {*task.tmpl, task.workload, space, describe(target_).template_info()},
                    options_.seed, options_.tuner_settings));
     TuneTaskOutcome outcome;
     outcome.task = task;
@@ -66,7 +69,8 @@ Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& ru
     loop.stop = stop;
     loop.run_id = run_id;
     if (options_.measure_fallback_first) {
-      loop.first_config = task.tmpl->fallback(task.workload, space, {target_.simd_lanes()}).index();
+      loop.first_config =
+          task.tmpl->fallback(task.workload, space, describe(target_).template_info()).index();
     }
     KILN_ASSIGN_OR_RETURN(outcome.progress,
                           tune_task(*task.tmpl, task.workload, target_, space, *search, builder,

@@ -1,0 +1,28 @@
+// The generic code generator: any triple LLVM generates code for (aarch64 NEON among them),
+// with LLVM's own lowering of vectors, gathers and math (the base class's hooks).
+#include "builder/codegen_target.h"
+
+namespace kiln::builder {
+
+namespace {
+
+class GenericCodegen final : public CodegenTarget {
+ public:
+  using CodegenTarget::CodegenTarget;
+
+  std::string_view name() const override { return "generic"; }
+
+  // The widest register file's floats (NEON: 32 q registers of 4 lanes).
+  int64_t register_floats() const override {
+    const RegisterFile& file = description().widest();
+    return int64_t{file.count} * std::max(4, file.bits / 32);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CodegenTarget> new_generic_codegen(const Target& target) {
+  return std::make_unique<GenericCodegen>(target);
+}
+
+}  // namespace kiln::builder

@@ -1,0 +1,60 @@
+// What kiln knows about a target machine, as data: its vector register files, the float32 lanes
+// of its widest vector, nominal cache sizes and the CPU names whose features are implied when a
+// target gives none. One table (target_description.cc) for every consumer: the code generator's
+// target hooks (builder/codegen_target.h), the templates' TargetInfo and their fallback configs,
+// and Target::simd_lanes / has_feature. Nothing here calls LLVM.
+//
+// A contributor adding a target (an ISA level or an architecture) adds its row here and, when
+// its code needs different LLVM attributes, a code generator in builder/ (codegen_target.h).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "exchange/target.h"
+#include "ops/template.h"
+
+namespace kiln {
+
+// One architectural register file, e.g. AVX-512's 32 zmm registers of 512 bits.
+struct RegisterFile {
+  std::string_view name;  // "zmm", "ymm", "xmm", "v" (NEON's q view)
+  int count = 0;
+  int bits = 0;
+};
+
+// Nominal sizes, for heuristics only (no measured cache topology).
+struct CacheSizes {
+  int64_t line_bytes = 64;
+  int64_t l1d_bytes = 0;
+  int64_t l2_bytes = 0;
+};
+
+enum class TargetArch { kX86, kAarch64, kOther };  // kX86: x86-64 and i?86
+
+struct TargetDescription {
+  TargetArch arch = TargetArch::kOther;
+  std::string_view isa;  // the vector extension used: "avx512", "avx2", "sse", "neon", "generic"
+  // Vector register files of the ISA, widest first. The widest sets simd_lanes; code generators
+  // choose among them (AVX-512 code also has the 16 ymm/xmm views, NEON a single file).
+  std::vector<RegisterFile> vector_files;
+  CacheSizes caches;
+
+  const RegisterFile& widest() const { return vector_files.front(); }
+  // float32 lanes of the widest vector: 16 AVX-512, 8 AVX2, 4 SSE, NEON and the generic row.
+  int simd_lanes() const { return widest().bits / 32; }
+  // What templates are told about the target (ops/template.h).
+  ops::TargetInfo template_info() const { return ops::TargetInfo{simd_lanes()}; }
+};
+
+// The description of `target`: by its triple's architecture, then (x86-64) the widest of
+// AVX-512 (avx512f), AVX2 (avx2) and SSE its features or CPU name imply. An architecture kiln
+// has no row for gets the generic one (128-bit vectors), as LLVM's generic code generation.
+TargetDescription describe(const Target& target);
+
+// The vector extension a CPU name implies when a target carries no feature string, e.g.
+// "znver4" -> "avx512", "haswell" -> "avx2"; "" for a CPU not in the table.
+std::string_view isa_of_cpu(std::string_view cpu);
+
+}  // namespace kiln
