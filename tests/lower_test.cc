@@ -1,5 +1,6 @@
-// builder/lower.h: the lowering pipeline runs its passes in their fixed order and takes ordered
-// reductions only from the loops the schedule unrolled.
+// builder/lower.h: the lowering pipeline runs its passes in their fixed order, takes ordered
+// reductions only from the loops the schedule unrolled, and `kiln show --passes` prints every
+// stage after each pass.
 #include "builder/lower.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "run_kiln.h"
 
 namespace kiln::builder {
 namespace {
@@ -45,6 +47,24 @@ TEST(LowerPipeline, ReductionsAreTheSchedulesUnrolledLoops) {
   EXPECT_TRUE(seq->seq[0].get() == scheduled.get());  // left alone: the node the analysis saw
   EXPECT_EQ(lowered.simd_loops.size(), 1u);
   EXPECT_TRUE(lowered.simd_loops.count(seq->seq[1].get()));
+}
+
+TEST(LowerPipeline, ShowPrintsEveryStageAfterEachPass) {
+  const std::string show =
+      "show -w dense:M=1,N=1000,K=512 --template dense_nopack.x86 --target 'llvm -mcpu=znver4'";
+  testing::CommandResult plain = testing::run_kiln(show);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(plain.output.find("after pass"), std::string::npos);
+  testing::CommandResult r = testing::run_kiln(show + " --passes");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  size_t at = 0;
+  for (const char* pass : {"ordered_reductions", "unroll_register_locals", "simd_legality"}) {
+    size_t found = r.output.find(std::string(" after pass ") + pass + ":\n", at);
+    ASSERT_NE(found, std::string::npos) << pass << " in\n" << r.output;
+    at = found;
+  }
+  EXPECT_NE(r.output.find("  ordered reduction: loop "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  simd: "), std::string::npos) << r.output;
 }
 
 }  // namespace
