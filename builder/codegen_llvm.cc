@@ -27,6 +27,7 @@
 
 #include "builder/codegen_target.h"
 #include "builder/llvm_init.h"
+#include "builder/lower.h"
 #include "ir/analysis.h"
 #include "ir/printer.h"
 #include "runtime/kernel_abi.h"
@@ -36,8 +37,6 @@ namespace kiln::builder {
 namespace {
 
 constexpr int64_t kMaxLocalBytes = 64 * 1024;
-// Unrolling a serial loop on our own stops at this many emitted stores.
-constexpr int64_t kMaxUnrolledStores = 1024;
 
 using ir::ExprKind;
 using ir::StmtKind;
@@ -80,7 +79,10 @@ class CodeGen {
       p->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx_, {}));
       st_.buffers[program_.buffers[i].get()] = p;
     }
-    emit(stage.body);
+    const LoweredStage lowered = lower_stage(stage.body, {target_.register_floats()});
+    lowered_ = &lowered;
+    emit(lowered.body);
+    lowered_ = nullptr;
     b_.CreateRetVoid();
     if (!status_.ok()) return CompileError("stage " + stage.name + ": " + status_.message());
     emit_buffer_table(stage);
@@ -492,9 +494,7 @@ class CodeGen {
         entry.CreateAlloca(llvm::ArrayType::get(f32_, n), nullptr, s->buffer->name);
     storage->setAlignment(llvm::Align(64));
     st_.buffers[s->buffer.get()] = storage;
-    local_buffers_.insert(s->buffer.get());
     emit(s->body);
-    local_buffers_.erase(s->buffer.get());
     st_.buffers.erase(s->buffer.get());
   }
 
@@ -508,11 +508,17 @@ class CodeGen {
       return;
     }
     switch (s->loop_kind) {
-      case ir::LoopKind::kUnrolled:
-        if (!emit_ordered_reduction(s)) emit_unrolled(s);
+      case ir::LoopKind::kUnrolled: {
+        auto reduction = lowered_->ordered_reductions.find(s.get());
+        if (reduction != lowered_->ordered_reductions.end()) {
+          emit_ordered_reduction(s, reduction->second);
+        } else {
+          emit_unrolled(s);
+        }
         return;
+      }
       case ir::LoopKind::kVectorized:
-        if (lanes_ == 0 && simd_safe(s)) {
+        if (lanes_ == 0 && lowered_->simd_loops.count(s.get())) {
           lane_var_ = v;
           lanes_ = static_cast<int>(s->extent);
           emit(s->body);
@@ -530,15 +536,7 @@ class CodeGen {
         }
         return;
       case ir::LoopKind::kSerial:
-        // A loop over a local buffer small enough for registers is unrolled, so that every
-        // access to the buffer has a constant index and SROA keeps it in registers from the
-        // start. Left a loop, the buffer stays in memory and LICM has to promote it loop by
-        // loop, which took most of the optimizer's time (dense_nopack's write-back of CC).
-        if (indexes_register_sized_local(s) && stores_once_unrolled(s) <= kMaxUnrolledStores) {
-          emit_unrolled(s);
-        } else {
-          emit_serial(s, false);
-        }
+        emit_serial(s, false);
         return;
     }
   }
@@ -552,34 +550,13 @@ class CodeGen {
     st_.vars.erase(v);
   }
 
-  // An unrolled loop that only accumulates consecutive elements into one scalar,
-  //   for v: D[i] = D[i] + X[j + v]      (i free of v, X not D)
-  // becomes one vector load and an ordered llvm.vector.reduce.fadd starting from D[i]: without
-  // the reassoc flag it performs the same additions in the same order, in a fraction of the IR
-  // (dense_nopack's kk reduction). False, having emitted nothing, for any other loop.
-  bool emit_ordered_reduction(const ir::Stmt& loop) {
-    if (lanes_ != 0 || loop->extent > 1024) return false;
+  // One vector load of the addend's elements and an ordered llvm.vector.reduce.fadd starting
+  // from the accumulator (ir/passes/ordered_reduction.h).
+  void emit_ordered_reduction(const ir::Stmt& loop, const ir::passes::OrderedReduction& r) {
     const ir::Stmt& store = loop->body;
     const ir::ExprNode* v = loop->loop_var.get();
-    if (store->kind != StmtKind::kStore || ir::uses_var(store->index, v) ||
-        store->value->kind != ExprKind::kAdd) {
-      return false;
-    }
-    const std::string target_index = ir::to_string(store->index);
-    auto is_target = [&](const ir::Expr& e) {
-      return e->kind == ExprKind::kLoad && e->buffer.get() == store->buffer.get() &&
-             ir::to_string(e->a) == target_index;
-    };
-    const ir::Expr& a = store->value->a;
-    const ir::Expr& b = store->value->b;
-    const bool target_first = is_target(a);
-    if (!target_first && !is_target(b)) return false;
-    const ir::Expr& target = target_first ? a : b;
-    const ir::Expr& addend = target_first ? b : a;
-    if (addend->kind != ExprKind::kLoad || addend->buffer.get() == store->buffer.get() ||
-        ir::linear_coefficient(addend->a, v) != std::optional<int64_t>(1)) {
-      return false;
-    }
+    const ir::Expr& target = r.accumulator;
+    const ir::Expr& addend = r.addend;
     llvm::Value* start = emit(target);
     llvm::Value* first = emit(ir::substitute(addend->a, v, ir::Expr(int64_t{0})));
     llvm::LoadInst* elements =
@@ -589,104 +566,6 @@ class CodeGen {
     block_memory().read(addend->buffer.get());
     llvm::Value* sum = b_.CreateFAddReduce(start, elements);  // ordered: no reassoc flag
     store_scalar(store->buffer, emit(store->index), sum);
-    return true;
-  }
-
-  // Stores the statement emits once every loop in it is unrolled (an ordered reduction counts
-  // one); conditionals count as too many.
-  static int64_t stores_once_unrolled(const ir::Stmt& s) {
-    switch (s->kind) {
-      case StmtKind::kStore:
-        return 1;
-      case StmtKind::kSeq: {
-        int64_t n = 0;
-        for (const ir::Stmt& c : s->seq) n += stores_once_unrolled(c);
-        return n;
-      }
-      case StmtKind::kAllocate:
-        return stores_once_unrolled(s->body);
-      case StmtKind::kFor:
-        if (s->loop_kind == ir::LoopKind::kUnrolled && s->body->kind == StmtKind::kStore) {
-          return 1;
-        }
-        return s->extent * stores_once_unrolled(s->body);
-      case StmtKind::kIf:
-        break;
-    }
-    return kMaxUnrolledStores + 1;
-  }
-
-  // Whether the loop's variable indexes a local buffer that the vector registers can hold.
-  bool indexes_register_sized_local(const ir::Stmt& loop) const {
-    const ir::ExprNode* v = loop->loop_var.get();
-    const int64_t register_floats = target_.register_floats();
-    auto indexes = [&](const ir::BufferNode* buffer, const ir::Expr& index) {
-      return local_buffers_.count(buffer) && buffer->num_elements() <= register_floats &&
-             ir::uses_var(index, v);
-    };
-    bool found = false;
-    std::function<void(const ir::Stmt&)> walk = [&](const ir::Stmt& s) {
-      switch (s->kind) {
-        case StmtKind::kStore:
-          found = found || indexes(s->buffer.get(), s->index);
-          ir::visit_exprs(s->value, [&](const ir::Expr& e) {
-            found = found || (e->kind == ExprKind::kLoad && indexes(e->buffer.get(), e->a));
-          });
-          return;
-        case StmtKind::kSeq:
-          for (const ir::Stmt& c : s->seq) walk(c);
-          return;
-        case StmtKind::kAllocate:
-        case StmtKind::kFor:
-          walk(s->body);
-          return;
-        case StmtKind::kIf:
-          return;
-      }
-    };
-    walk(loop->body);
-    return found;
-  }
-
-  // Whether running the body once with the loop variable as lanes gives the serial loop's
-  // result: a straight-line body in which every stored buffer is written at lane-distinct
-  // addresses and read back only at the very address it is written.
-  bool simd_safe(const ir::Stmt& loop) const {
-    if (loop->extent > 64) return false;
-    std::vector<ir::Stmt> stores;
-    std::function<bool(const ir::Stmt&)> collect = [&](const ir::Stmt& s) {
-      if (s->kind == StmtKind::kStore) {
-        stores.push_back(s);
-        return true;
-      }
-      if (s->kind != StmtKind::kSeq) return false;
-      for (const ir::Stmt& c : s->seq) {
-        if (!collect(c)) return false;
-      }
-      return true;
-    };
-    if (!collect(loop->body)) return false;
-    const ir::ExprNode* v = loop->loop_var.get();
-    std::map<const ir::BufferNode*, std::string> written;
-    for (const ir::Stmt& st : stores) {
-      auto c = ir::linear_coefficient(st->index, v);
-      if (!c || *c == 0) return false;
-      std::string index = ir::to_string(st->index);
-      auto [it, fresh] = written.emplace(st->buffer.get(), index);
-      if (!fresh && it->second != index) return false;
-    }
-    bool ok = true;
-    for (const ir::Stmt& st : stores) {
-      ir::visit_exprs(st->value, [&](const ir::Expr& e) {
-        if (e->kind != ExprKind::kLoad) return;
-        auto it = written.find(e->buffer.get());
-        if (it != written.end() && it->second != ir::to_string(e->a)) ok = false;
-      });
-      ir::visit_exprs(st->index, [&](const ir::Expr& e) {
-        if (e->kind == ExprKind::kLoad) ok = false;
-      });
-    }
-    return ok;
   }
 
   void emit_serial(const ir::Stmt& s, bool vectorize_hint) {
@@ -816,9 +695,9 @@ class CodeGen {
   // Buffers the current stage loads from or stores to, in its own code or its parallel bodies
   // (which are emitted with their own FunctionState).
   std::set<const ir::BufferNode*> touched_;
-  const ir::ExprNode* lane_var_ = nullptr;         // the variable of the SIMD body being emitted
-  int lanes_ = 0;                                  // its width; 0 outside SIMD bodies
-  std::set<const ir::BufferNode*> local_buffers_;  // allocated around the code being emitted
+  const ir::ExprNode* lane_var_ = nullptr;  // the variable of the SIMD body being emitted
+  int lanes_ = 0;                           // its width; 0 outside SIMD bodies
+  const LoweredStage* lowered_ = nullptr;   // the stage being emitted
   // Integer operations already emitted in int_ops_block_: (kind, a, b) -> result.
   std::map<std::tuple<int, llvm::Value*, llvm::Value*>, llvm::Value*> int_ops_;
   llvm::BasicBlock* int_ops_block_ = nullptr;

@@ -1,6 +1,7 @@
 // IR -> LLVM: turns a Program into native code for a Target.
 //
-// Each Stage becomes an exported function of type kiln_stage_fn (runtime/kernel_abi.h). Loop
+// Each Stage goes through the lowering pipeline (builder/lower.h), which decides the loop shapes
+// below, and becomes an exported function of type kiln_stage_fn (runtime/kernel_abi.h). Loop
 // kinds are honoured as follows:
 //  - vectorized: a straight-line body (stores of loads and arithmetic) becomes one SIMD body
 //    whose lanes are the loop variable: unit-stride accesses are vector loads/stores, accesses

@@ -5,6 +5,7 @@
 
 #include "builder/build_pool.h"
 #include "builder/codegen_llvm.h"
+#include "builder/lower.h"
 #include "cli/common.h"
 #include "exchange/target_description.h"
 #include "ir/printer.h"
@@ -57,12 +58,14 @@ Command add_show_command(CLI::App& app) {
   struct Options {
     TaskOptions task;
     std::optional<int64_t> index;
-    bool llvm_ir = false, assembly = false;
+    bool passes = false, llvm_ir = false, assembly = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("show", "print a config's entities and its loop nest");
   add_task_options(cmd, &o->task);
   cmd->add_option("--config,-c", o->index, "config index (default: the fallback config)");
+  cmd->add_flag("--passes", o->passes,
+                "also print each stage after every lowering pass, in the pipeline's order");
   cmd->add_flag("--llvm", o->llvm_ir, "also print the optimized LLVM IR");
   cmd->add_flag("--asm", o->assembly, "also print the generated assembly");
   return [o] {
@@ -81,6 +84,7 @@ Command add_show_command(CLI::App& app) {
         continue;
       }
       std::printf("%s", ir::to_string(*program).c_str());
+      if (o->passes) std::printf("%s", builder::lowering_trace(*program, target).c_str());
       if (o->llvm_ir) {
         std::printf("%s", value_or_exit(builder::program_llvm_ir(*program, target, true)).c_str());
       }

@@ -14,7 +14,6 @@
 #include "compiler/assemble_model.h"
 #include "compiler/batch_norm_folding.h"
 #include "compiler/elementwise.h"
-#include "compiler/fuse_epilogue.h"
 #include "compiler/layout_candidates.h"
 #include "compiler/layout_plan.h"
 #include "compiler/layout_programs.h"
@@ -24,6 +23,7 @@
 #include "compiler/transform_costs.h"
 #include "frontend/supported_ops.h"
 #include "frontend/workload_mapping.h"
+#include "ir/passes/fuse_epilogue.h"
 #include "ops/registry.h"
 #include "store/store.h"
 
@@ -37,6 +37,8 @@ namespace {
 
 using frontend::Graph;
 using frontend::Node;
+using ir::passes::Epilogue;
+using ir::passes::fuse_epilogue;
 
 // Buffer shapes of the IR: a scalar is one element.
 std::vector<int64_t> buffer_shape(const std::vector<int64_t>& shape) {

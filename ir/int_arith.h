@@ -2,6 +2,7 @@
 // TVM's floordiv/floormod). The constant folder and the interpreter both evaluate them with these
 // functions, so a folded index and an interpreted one can never disagree; the code generator
 // emits the same arithmetic as LLVM instructions (builder/codegen_llvm.cc).
+// Also the divisor search that templates pick factors with and the unroll pass splits loops by.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +20,14 @@ constexpr int64_t floor_div(int64_t a, int64_t b) {
 // The remainder of floor_div, which takes the sign of the divisor: -7 % 2 = 1, 7 % -2 = -1.
 // REQUIRES b != 0.
 constexpr int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+// The largest divisor of n that is <= limit (1 when limit < 2 or n < 2), as TVM's fallbacks pick
+// factors and unrolling splits a loop.
+constexpr int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
+  for (int64_t d = n < limit ? n : limit; d > 1; --d) {
+    if (n % d == 0) return d;
+  }
+  return 1;
+}
 
 }  // namespace kiln::ir

@@ -39,16 +39,13 @@ int64_t largest_divisor_at_most(int64_t n, int64_t limit);
 int64_t vector_ops(int64_t lanes, const TargetInfo& target);
 
 // Straight-line SIMD statements the code generator emits for `stmt` once its unrolled loops are
-// expanded: a store counts one per target-width vector of its vectorized loops, an unrolled loop
-// multiplies its body, any other loop counts its body once (it stays a loop).
+// expanded: ir::passes::unrolled_work as scheduled, for the target's width (ir/passes/unroll.h).
 int64_t unrolled_vector_ops(const ir::Stmt& stmt, const TargetInfo& target);
 
 // `stmt` with every maximal nest of unrolled loops that exceeds `max_ops` (as counted by
-// unrolled_vector_ops) cut down to at most `reshaped_ops`: its outermost loops become serial,
-// the first loop whose body fits is split into a serial loop over an unrolled one (the
-// unrolled part the largest divisor of its extent that fits). Loop kinds only request code
-// shapes, so the program computes exactly what `stmt` does; a nest within `max_ops` is
-// returned unchanged.
+// unrolled_vector_ops) cut down to at most `reshaped_ops`: ir::passes::limit_unrolling for the
+// target's width. Loop kinds only request code shapes, so the program computes exactly what
+// `stmt` does; a nest within `max_ops` is returned unchanged.
 ir::Stmt limit_unrolling(const ir::Stmt& stmt, int64_t max_ops, int64_t reshaped_ops,
                          const TargetInfo& target);
 

@@ -1,9 +1,9 @@
-#include "compiler/fuse_epilogue.h"
+#include "ir/passes/fuse_epilogue.h"
 
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 
-namespace kiln::compiler {
+namespace kiln::ir::passes {
 
 namespace {
 
@@ -63,4 +63,4 @@ Result<ir::Program> fuse_epilogue(const ir::Program& program, const ir::Buffer& 
   return out;
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::ir::passes
