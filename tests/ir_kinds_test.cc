@@ -68,25 +68,18 @@ std::vector<StmtCase> every_stmt_kind() {
   };
 }
 
-// Records the hook each node reaches first (the node the walk starts from), then stops.
+// Records the hook that the node the walk starts from reaches, and stops there: every hook of
+// KILN_IR_*_HOOKS is overridden (`override` fails the build for a hook the classes lack).
 class FirstHook : public IRVisitor {
  public:
   std::string hook;
 
  protected:
-  void visit_int_imm(const Expr&) override { hook = "int_imm"; }
-  void visit_float_imm(const Expr&) override { hook = "float_imm"; }
-  void visit_var(const Expr&) override { hook = "var"; }
-  void visit_binary(const Expr&) override { hook = "binary"; }
-  void visit_not(const Expr&) override { hook = "not"; }
-  void visit_select(const Expr&) override { hook = "select"; }
-  void visit_load(const Expr&) override { hook = "load"; }
-  void visit_call(const Expr&) override { hook = "call"; }
-  void visit_for(const Stmt&) override { hook = "for"; }
-  void visit_store(const Stmt&) override { hook = "store"; }
-  void visit_seq(const Stmt&) override { hook = "seq"; }
-  void visit_if(const Stmt&) override { hook = "if"; }
-  void visit_allocate(const Stmt&) override { hook = "allocate"; }
+#define KILN_IR_TEST_VISIT(name, Node) \
+  void visit_##name(const Node&) override { hook = #name; }
+  KILN_IR_EXPR_HOOKS(KILN_IR_TEST_VISIT, Expr)
+  KILN_IR_STMT_HOOKS(KILN_IR_TEST_VISIT, Stmt)
+#undef KILN_IR_TEST_VISIT
 };
 
 // The same for the mutator; each hook returns its node unchanged.
@@ -95,26 +88,14 @@ class FirstMutateHook : public IRMutator {
   std::string hook;
 
  protected:
-  Expr mutate_int_imm(const Expr& e) override { return note("int_imm", e); }
-  Expr mutate_float_imm(const Expr& e) override { return note("float_imm", e); }
-  Expr mutate_var(const Expr& e) override { return note("var", e); }
-  Expr mutate_binary(const Expr& e) override { return note("binary", e); }
-  Expr mutate_not(const Expr& e) override { return note("not", e); }
-  Expr mutate_select(const Expr& e) override { return note("select", e); }
-  Expr mutate_load(const Expr& e) override { return note("load", e); }
-  Expr mutate_call(const Expr& e) override { return note("call", e); }
-  Stmt mutate_for(const Stmt& s) override { return note("for", s); }
-  Stmt mutate_store(const Stmt& s) override { return note("store", s); }
-  Stmt mutate_seq(const Stmt& s) override { return note("seq", s); }
-  Stmt mutate_if(const Stmt& s) override { return note("if", s); }
-  Stmt mutate_allocate(const Stmt& s) override { return note("allocate", s); }
-
- private:
-  template <typename Node>
-  Node note(const char* name, const Node& node) {
-    hook = name;
-    return node;
+#define KILN_IR_TEST_MUTATE(name, Node)           \
+  Node mutate_##name(const Node& node) override { \
+    hook = #name;                                 \
+    return node;                                  \
   }
+  KILN_IR_EXPR_HOOKS(KILN_IR_TEST_MUTATE, Expr)
+  KILN_IR_STMT_HOOKS(KILN_IR_TEST_MUTATE, Stmt)
+#undef KILN_IR_TEST_MUTATE
 };
 
 TEST(IrKinds, EveryKindHasItsName) {
