@@ -6,6 +6,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ir/visitor.h"
+
 namespace kiln::costmodel {
 
 Annotation annotation_of(ir::LoopKind kind) {
@@ -122,65 +124,51 @@ int64_t stride_of(const std::vector<IndexTerm>& terms, const ir::ExprNode* var) 
   return 0;
 }
 
-class TouchExtractor {
+// TVM's TouchExtractor, on the IR visitor: loops open itervars, loads and stores are accesses
+// (a store's access first, then its value's, then its index's, as TVM walks a Store), and float
+// arithmetic counts towards the innermost loop.
+class TouchExtractor : public ir::IRVisitor {
  public:
   TouchFeatures Run(const std::vector<ir::Stmt>& stmts) {
-    for (const ir::Stmt& s : stmts) VisitStmt(s);
+    for (const ir::Stmt& s : stmts) visit(s);
     return std::move(out_);
   }
 
  private:
-  void VisitStmt(const ir::Stmt& s) {
-    if (!s.defined()) return;
-    switch (s->kind) {
-      case ir::StmtKind::kFor:
-        EnterItervar(s.get());
-        VisitStmt(s->body);
-        ExitItervar();
-        return;
-      case ir::StmtKind::kStore:
-        EnterMem(s->buffer, s->index);
-        VisitExpr(s->value);
-        VisitExpr(s->index);
-        return;
-      case ir::StmtKind::kSeq:
-        for (const ir::Stmt& c : s->seq) VisitStmt(c);
-        return;
-      case ir::StmtKind::kIf:
-        VisitExpr(s->condition);
-        VisitStmt(s->then_case);
-        VisitStmt(s->else_case);
-        return;
-      case ir::StmtKind::kAllocate:
-        VisitStmt(s->body);
-        return;
-    }
+  void visit_for(const ir::Stmt& s) override {
+    EnterItervar(s.get());
+    visit(s->body);
+    ExitItervar();
+  }
+  void visit_store(const ir::Stmt& s) override {
+    EnterMem(s->buffer, s->index);
+    visit(s->value);
+    visit(s->index);  // not the per-dimension indices: they are the same index again
   }
 
-  void VisitExpr(const ir::Expr& e) {
-    if (!e.defined()) return;
-    const bool is_float = e->dtype == ir::DType::kFloat32;
-    switch (e->kind) {
-      case ir::ExprKind::kAdd:
-      case ir::ExprKind::kSub:
-        if (is_float && !stack_.empty()) ++Innermost().add_ct;
-        break;
-      case ir::ExprKind::kMul:
-        if (is_float && !stack_.empty()) ++Innermost().mul_ct;
-        break;
-      case ir::ExprKind::kDiv:
-      case ir::ExprKind::kMod:
-        if (is_float && !stack_.empty()) ++Innermost().div_ct;
-        break;
-      case ir::ExprKind::kLoad:
-        EnterMem(e->buffer, e->a);
-        break;
-      default:
-        break;
+  void visit_binary(const ir::Expr& e) override {
+    if (e->dtype == ir::DType::kFloat32 && !stack_.empty()) {
+      switch (e->kind) {
+        case ir::ExprKind::kAdd:
+        case ir::ExprKind::kSub:
+          ++Innermost().add_ct;
+          break;
+        case ir::ExprKind::kMul:
+          ++Innermost().mul_ct;
+          break;
+        case ir::ExprKind::kDiv:
+        case ir::ExprKind::kMod:
+          ++Innermost().div_ct;
+          break;
+        default:
+          break;
+      }
     }
-    VisitExpr(e->a);
-    VisitExpr(e->b);
-    VisitExpr(e->c);
+    IRVisitor::visit_binary(e);
+  }
+  void visit_load(const ir::Expr& e) override {
+    EnterMem(e->buffer, e->a);
+    IRVisitor::visit_load(e);
   }
 
   Itervar& Innermost() { return out_.itervars[stack_.back()]; }

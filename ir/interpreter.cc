@@ -6,6 +6,7 @@
 
 #include "ir/int_arith.h"
 #include "ir/printer.h"
+#include "ir/visitor.h"
 
 namespace kiln::ir {
 
@@ -16,7 +17,7 @@ struct Value {
   float f = 0;    // floats
 };
 
-class Interpreter {
+class Interpreter : public IRVisitor {
  public:
   Interpreter(const Program& program, const std::vector<float*>& buffers) {
     for (size_t i = 0; i < program.buffers.size(); ++i) {
@@ -25,7 +26,7 @@ class Interpreter {
   }
 
   Status run(const Stmt& s) {
-    exec(s);
+    visit(s);
     return status_;
   }
 
@@ -168,39 +169,35 @@ class Interpreter {
     return r;
   }
 
-  void exec(const Stmt& s) {
-    if (!status_.ok()) return;
-    switch (s->kind) {
-      case StmtKind::kFor:
-        for (int64_t i = 0; i < s->extent && status_.ok(); ++i) {
-          vars_[s->loop_var.get()] = i;
-          exec(s->body);
-        }
-        vars_.erase(s->loop_var.get());
-        return;
-      case StmtKind::kStore: {
-        Value v = eval(s->value);
-        float* p = address(s->buffer, eval(s->index).i);
-        if (p) *p = v.f;
-        return;
-      }
-      case StmtKind::kSeq:
-        for (const Stmt& c : s->seq) exec(c);
-        return;
-      case StmtKind::kIf:
-        if (eval(s->condition).i)
-          exec(s->then_case);
-        else if (s->else_case.defined())
-          exec(s->else_case);
-        return;
-      case StmtKind::kAllocate: {
-        std::vector<float> storage(s->buffer->num_elements(), std::nanf(""));
-        memory_[s->buffer.get()] = {storage.data(), s->buffer->num_elements()};
-        exec(s->body);
-        memory_.erase(s->buffer.get());
-        return;
-      }
+  // Statements run through the visitor's dispatch; a failure stops everything after it.
+  void visit(const Stmt& s) override {
+    if (status_.ok()) IRVisitor::visit(s);
+  }
+  using IRVisitor::visit;
+
+  void visit_for(const Stmt& s) override {
+    for (int64_t i = 0; i < s->extent && status_.ok(); ++i) {
+      vars_[s->loop_var.get()] = i;
+      visit(s->body);
     }
+    vars_.erase(s->loop_var.get());
+  }
+  void visit_store(const Stmt& s) override {
+    Value v = eval(s->value);
+    float* p = address(s->buffer, eval(s->index).i);
+    if (p) *p = v.f;
+  }
+  void visit_if(const Stmt& s) override {
+    if (eval(s->condition).i)
+      visit(s->then_case);
+    else
+      visit(s->else_case);  // undefined when there is none: visit() ignores it
+  }
+  void visit_allocate(const Stmt& s) override {
+    std::vector<float> storage(s->buffer->num_elements(), std::nanf(""));
+    memory_[s->buffer.get()] = {storage.data(), s->buffer->num_elements()};
+    visit(s->body);
+    memory_.erase(s->buffer.get());
   }
 
   std::unordered_map<const BufferNode*, Memory> memory_;

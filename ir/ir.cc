@@ -211,6 +211,20 @@ Expr select(Expr cond, Expr t, Expr f) {
   return make_node(std::move(n));
 }
 
+#define KILN_IR_KIND_NAME(enumerator, name, hook) #name,
+
+const char* expr_kind_name(ExprKind kind) {
+  static constexpr const char* kNames[] = {KILN_IR_EXPR_KINDS(KILN_IR_KIND_NAME)};
+  return static_cast<size_t>(kind) < kNumExprKinds ? kNames[static_cast<size_t>(kind)] : "?";
+}
+
+const char* stmt_kind_name(StmtKind kind) {
+  static constexpr const char* kNames[] = {KILN_IR_STMT_KINDS(KILN_IR_KIND_NAME)};
+  return static_cast<size_t>(kind) < kNumStmtKinds ? kNames[static_cast<size_t>(kind)] : "?";
+}
+
+#undef KILN_IR_KIND_NAME
+
 const char* call_op_name(CallOp op) {
   switch (op) {
     case CallOp::kExp:
@@ -258,7 +272,9 @@ Expr log(Expr x) { return call(CallOp::kLog, {std::move(x)}); }
 Expr sqrt(Expr x) { return call(CallOp::kSqrt, {std::move(x)}); }
 Expr tanh(Expr x) { return call(CallOp::kTanh, {std::move(x)}); }
 Expr erf(Expr x) { return call(CallOp::kErf, {std::move(x)}); }
-Expr pow(Expr base, Expr exponent) { return call(CallOp::kPow, {std::move(base), std::move(exponent)}); }
+Expr pow(Expr base, Expr exponent) {
+  return call(CallOp::kPow, {std::move(base), std::move(exponent)});
+}
 Expr abs(Expr x) { return call(CallOp::kAbs, {std::move(x)}); }
 Expr floor(Expr x) { return call(CallOp::kFloor, {std::move(x)}); }
 Expr ceil(Expr x) { return call(CallOp::kCeil, {std::move(x)}); }

@@ -10,6 +10,17 @@
 //    body with the variable as lanes), unrolled (the body repeated with constant variables).
 //  - Nodes are immutable and shared; an Expr/Stmt is a handle to one. Var identity is node
 //    identity, names are for printing only.
+//
+// Representation: one tagged node per family. An ExprNode (StmtNode) carries a kind and the
+// fields of every kind, each used by the kinds its comment names; the kinds themselves are
+// listed once, in ir/kinds.h, and the enums, the kind names and the IRVisitor / IRMutator
+// dispatch are generated from those lists, so a new kind is one row there plus its hook's
+// default. Halide's design (one struct per node with only its fields, and a visitor that
+// dispatches on the struct) was the alternative: it types each node's fields, but converting to
+// it changes every `e->a` / `s->body` access, the Expr/Stmt handles and the constructors that
+// the templates, the code generator and the passes being written against this header use. The
+// X-macro lists give the one-edit property with the node layout, the handles, the constructors
+// and the visitor/mutator hooks kept as they are.
 #pragma once
 
 #include <cstdint>
@@ -18,32 +29,11 @@
 #include <string>
 #include <vector>
 
+#include "ir/kinds.h"
+
 namespace kiln::ir {
 
 enum class DType : uint8_t { kInt64, kFloat32, kBool };
-
-enum class ExprKind : uint8_t {
-  kIntImm,
-  kFloatImm,
-  kVar,
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,  // float division, or floor division on integers
-  kMod,  // floor modulo, integers only
-  kMin,
-  kMax,
-  kLT,
-  kLE,
-  kEQ,
-  kNE,
-  kAnd,
-  kOr,
-  kNot,
-  kSelect,  // operands: condition, true value, false value
-  kLoad,    // buffer[operands[0]]
-  kCall,    // a math function of float operands (ExprNode::call_op; operands a, b)
-};
 
 // The math functions the IR can call, on float32 (libm semantics, as C's expf, erff, powf...).
 enum class CallOp : uint8_t { kExp, kLog, kSqrt, kTanh, kErf, kPow, kAbs, kFloor, kCeil };
@@ -106,11 +96,11 @@ class Expr {
 struct ExprNode {
   ExprKind kind = ExprKind::kIntImm;
   DType dtype = DType::kInt64;
-  int64_t int_value = 0;   // kIntImm
-  double float_value = 0;  // kFloatImm
-  std::string name;        // kVar
-  Expr a, b, c;            // operands, by kind
-  Buffer buffer;           // kLoad
+  int64_t int_value = 0;          // kIntImm
+  double float_value = 0;         // kFloatImm
+  std::string name;               // kVar
+  Expr a, b, c;                   // operands, by kind
+  Buffer buffer;                  // kLoad
   CallOp call_op = CallOp::kExp;  // kCall
 };
 
@@ -152,8 +142,6 @@ bool is_const_int(const Expr& e, int64_t* value = nullptr);
 
 enum class LoopKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled };
 const char* loop_kind_name(LoopKind kind);
-
-enum class StmtKind : uint8_t { kFor, kStore, kSeq, kIf, kAllocate };
 
 class Stmt;
 struct StmtNode;

@@ -15,59 +15,33 @@ StmtNode copy_of(const Stmt& stmt) { return *stmt.get(); }
 
 Stmt make(StmtNode node) { return Stmt(std::make_shared<const StmtNode>(std::move(node))); }
 
+// The default of the hooks of kinds whose only child is a body (kFor, kAllocate).
+Stmt with_body_mutated(IRMutator& mutator, const Stmt& stmt) {
+  Stmt body = mutator.mutate(stmt->body);
+  if (same(body, stmt->body)) return stmt;
+  StmtNode n = copy_of(stmt);
+  n.body = std::move(body);
+  return make(std::move(n));
+}
+
 }  // namespace
 
+// Each kind's hook, from the kind lists: the entry at a kind's value is its hook.
+#define KILN_IR_MUTATOR_HOOK(enumerator, name, hook) &IRMutator::mutate_##hook,
+
 Expr IRMutator::mutate(const Expr& expr) {
-  if (!expr.defined()) return expr;
-  switch (expr->kind) {
-    case ExprKind::kIntImm:
-      return mutate_int_imm(expr);
-    case ExprKind::kFloatImm:
-      return mutate_float_imm(expr);
-    case ExprKind::kVar:
-      return mutate_var(expr);
-    case ExprKind::kAdd:
-    case ExprKind::kSub:
-    case ExprKind::kMul:
-    case ExprKind::kDiv:
-    case ExprKind::kMod:
-    case ExprKind::kMin:
-    case ExprKind::kMax:
-    case ExprKind::kLT:
-    case ExprKind::kLE:
-    case ExprKind::kEQ:
-    case ExprKind::kNE:
-    case ExprKind::kAnd:
-    case ExprKind::kOr:
-      return mutate_binary(expr);
-    case ExprKind::kNot:
-      return mutate_not(expr);
-    case ExprKind::kSelect:
-      return mutate_select(expr);
-    case ExprKind::kLoad:
-      return mutate_load(expr);
-    case ExprKind::kCall:
-      return mutate_call(expr);
-  }
-  return expr;
+  static constexpr Expr (IRMutator::*kHooks[])(const Expr&) = {
+      KILN_IR_EXPR_KINDS(KILN_IR_MUTATOR_HOOK)};
+  return expr.defined() ? call_hook(*this, kHooks, expr) : expr;
 }
 
 Stmt IRMutator::mutate(const Stmt& stmt) {
-  if (!stmt.defined()) return stmt;
-  switch (stmt->kind) {
-    case StmtKind::kFor:
-      return mutate_for(stmt);
-    case StmtKind::kStore:
-      return mutate_store(stmt);
-    case StmtKind::kSeq:
-      return mutate_seq(stmt);
-    case StmtKind::kIf:
-      return mutate_if(stmt);
-    case StmtKind::kAllocate:
-      return mutate_allocate(stmt);
-  }
-  return stmt;
+  static constexpr Stmt (IRMutator::*kHooks[])(const Stmt&) = {
+      KILN_IR_STMT_KINDS(KILN_IR_MUTATOR_HOOK)};
+  return stmt.defined() ? call_hook(*this, kHooks, stmt) : stmt;
 }
+
+#undef KILN_IR_MUTATOR_HOOK
 
 Expr IRMutator::mutate_int_imm(const Expr& expr) { return expr; }
 Expr IRMutator::mutate_float_imm(const Expr& expr) { return expr; }
@@ -105,13 +79,7 @@ Expr IRMutator::mutate_call(const Expr& expr) {
   return call(expr->call_op, std::move(args));
 }
 
-Stmt IRMutator::mutate_for(const Stmt& stmt) {
-  Stmt body = mutate(stmt->body);
-  if (same(body, stmt->body)) return stmt;
-  StmtNode n = copy_of(stmt);
-  n.body = std::move(body);
-  return make(std::move(n));
-}
+Stmt IRMutator::mutate_for(const Stmt& stmt) { return with_body_mutated(*this, stmt); }
 
 Stmt IRMutator::mutate_store(const Stmt& stmt) {
   Expr index = mutate(stmt->index);
@@ -159,12 +127,6 @@ Stmt IRMutator::mutate_if(const Stmt& stmt) {
   return make(std::move(n));
 }
 
-Stmt IRMutator::mutate_allocate(const Stmt& stmt) {
-  Stmt body = mutate(stmt->body);
-  if (same(body, stmt->body)) return stmt;
-  StmtNode n = copy_of(stmt);
-  n.body = std::move(body);
-  return make(std::move(n));
-}
+Stmt IRMutator::mutate_allocate(const Stmt& stmt) { return with_body_mutated(*this, stmt); }
 
 }  // namespace kiln::ir

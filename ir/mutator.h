@@ -3,8 +3,8 @@
 //
 // Contract:
 //  - mutate(Expr) / mutate(Stmt) return undefined handles unchanged and otherwise dispatch on the
-//    node's kind to one hook. Every hook's default mutates the node's children (the same ones,
-//    in the same order, as IRVisitor visits) and
+//    node's kind to its hook (the hook its row in ir/kinds.h names). Every hook's default mutates
+//    the node's children (the same ones, in the same order, as IRVisitor visits) and
 //      * returns the very same handle when no child changed (compare with Expr::same_as), so an
 //        identity mutation allocates nothing;
 //      * otherwise rebuilds the node: expressions through the public constructors (make_binary,
@@ -30,23 +30,10 @@ class IRMutator {
   virtual Stmt mutate(const Stmt& stmt);
 
  protected:
-  // Expression hooks; `expr` is defined and of the hook's kind.
-  virtual Expr mutate_int_imm(const Expr& expr);
-  virtual Expr mutate_float_imm(const Expr& expr);
-  virtual Expr mutate_var(const Expr& expr);
-  // kAdd .. kOr: every kind with two operands a and b (check expr->kind for which).
-  virtual Expr mutate_binary(const Expr& expr);
-  virtual Expr mutate_not(const Expr& expr);
-  virtual Expr mutate_select(const Expr& expr);
-  virtual Expr mutate_load(const Expr& expr);
-  virtual Expr mutate_call(const Expr& expr);
-
-  // Statement hooks; `stmt` is defined and of the hook's kind.
-  virtual Stmt mutate_for(const Stmt& stmt);
-  virtual Stmt mutate_store(const Stmt& stmt);
-  virtual Stmt mutate_seq(const Stmt& stmt);
-  virtual Stmt mutate_if(const Stmt& stmt);
-  virtual Stmt mutate_allocate(const Stmt& stmt);
+  // The hooks, one per row of KILN_IR_EXPR_HOOKS / KILN_IR_STMT_HOOKS (ir/kinds.h), named as
+  // IRVisitor's with mutate_ for visit_; `expr` or `stmt` is defined and of a kind whose row
+  // names the hook (mutate_binary: check expr->kind).
+  KILN_IR_DECLARE_HOOKS(mutate_, Expr, Stmt)
 };
 
 }  // namespace kiln::ir

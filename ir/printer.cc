@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "ir/visitor.h"
+
 namespace kiln::ir {
 
 namespace {
@@ -35,97 +37,98 @@ const char* binary_symbol(ExprKind kind) {
   }
 }
 
-void print_expr(std::ostream& os, const Expr& e) {
-  switch (e->kind) {
-    case ExprKind::kIntImm:
-      os << e->int_value;
-      return;
-    case ExprKind::kFloatImm:
-      os << e->float_value << "f";
-      return;
-    case ExprKind::kVar:
-      os << e->name;
-      return;
-    case ExprKind::kMin:
-    case ExprKind::kMax:
-      os << (e->kind == ExprKind::kMin ? "min(" : "max(");
-      print_expr(os, e->a);
-      os << ", ";
-      print_expr(os, e->b);
-      os << ")";
-      return;
-    case ExprKind::kNot:
-      os << "!(";
-      print_expr(os, e->a);
-      os << ")";
-      return;
-    case ExprKind::kSelect:
-      os << "select(";
-      print_expr(os, e->a);
-      os << ", ";
-      print_expr(os, e->b);
-      os << ", ";
-      print_expr(os, e->c);
-      os << ")";
-      return;
-    case ExprKind::kCall:
-      os << call_op_name(e->call_op) << "(";
-      print_expr(os, e->a);
-      if (e->b.defined()) {
-        os << ", ";
-        print_expr(os, e->b);
-      }
-      os << ")";
-      return;
-    case ExprKind::kLoad:
-      os << e->buffer->name << "[";
-      print_expr(os, e->a);
-      os << "]";
-      return;
-    default:
-      os << "(";
-      print_expr(os, e->a);
-      os << binary_symbol(e->kind);
-      print_expr(os, e->b);
-      os << ")";
-  }
-}
+// Writes expressions inline and statements one per line, `indent` levels (two spaces each) deep.
+class IRTextPrinter : public IRVisitor {
+ public:
+  IRTextPrinter(std::ostream& os, int indent) : os_(os), indent_(indent) {}
 
-void print_stmt(std::ostream& os, const Stmt& s, int indent) {
-  std::string pad(indent * 2, ' ');
-  switch (s->kind) {
-    case StmtKind::kFor:
-      os << pad << "for " << s->loop_var->name << " in 0.." << s->extent;
-      if (s->loop_kind != LoopKind::kSerial) os << " (" << loop_kind_name(s->loop_kind) << ")";
-      os << ":\n";
-      print_stmt(os, s->body, indent + 1);
+ protected:
+  void visit_int_imm(const Expr& e) override { os_ << e->int_value; }
+  void visit_float_imm(const Expr& e) override { os_ << e->float_value << "f"; }
+  void visit_var(const Expr& e) override { os_ << e->name; }
+  void visit_binary(const Expr& e) override {
+    if (e->kind == ExprKind::kMin || e->kind == ExprKind::kMax) {
+      os_ << (e->kind == ExprKind::kMin ? "min(" : "max(");
+      visit(e->a);
+      os_ << ", ";
+      visit(e->b);
+      os_ << ")";
       return;
-    case StmtKind::kStore:
-      os << pad << s->buffer->name << "[";
-      print_expr(os, s->index);
-      os << "] = ";
-      print_expr(os, s->value);
-      os << "\n";
-      return;
-    case StmtKind::kSeq:
-      for (const Stmt& child : s->seq) print_stmt(os, child, indent);
-      return;
-    case StmtKind::kIf:
-      os << pad << "if ";
-      print_expr(os, s->condition);
-      os << ":\n";
-      print_stmt(os, s->then_case, indent + 1);
-      if (s->else_case.defined()) {
-        os << pad << "else:\n";
-        print_stmt(os, s->else_case, indent + 1);
-      }
-      return;
-    case StmtKind::kAllocate:
-      os << pad << "allocate " << s->buffer->name << "[" << s->buffer->num_elements() << "]\n";
-      print_stmt(os, s->body, indent);
-      return;
+    }
+    os_ << "(";
+    visit(e->a);
+    os_ << binary_symbol(e->kind);
+    visit(e->b);
+    os_ << ")";
   }
-}
+  void visit_not(const Expr& e) override {
+    os_ << "!(";
+    visit(e->a);
+    os_ << ")";
+  }
+  void visit_select(const Expr& e) override {
+    os_ << "select(";
+    visit(e->a);
+    os_ << ", ";
+    visit(e->b);
+    os_ << ", ";
+    visit(e->c);
+    os_ << ")";
+  }
+  void visit_call(const Expr& e) override {
+    os_ << call_op_name(e->call_op) << "(";
+    visit(e->a);
+    if (e->b.defined()) {
+      os_ << ", ";
+      visit(e->b);
+    }
+    os_ << ")";
+  }
+  void visit_load(const Expr& e) override {
+    os_ << e->buffer->name << "[";
+    visit(e->a);
+    os_ << "]";
+  }
+
+  void visit_for(const Stmt& s) override {
+    os_ << pad() << "for " << s->loop_var->name << " in 0.." << s->extent;
+    if (s->loop_kind != LoopKind::kSerial) os_ << " (" << loop_kind_name(s->loop_kind) << ")";
+    os_ << ":\n";
+    nested(s->body);
+  }
+  void visit_store(const Stmt& s) override {
+    os_ << pad() << s->buffer->name << "[";
+    visit(s->index);
+    os_ << "] = ";
+    visit(s->value);
+    os_ << "\n";
+  }
+  void visit_if(const Stmt& s) override {
+    os_ << pad() << "if ";
+    visit(s->condition);
+    os_ << ":\n";
+    nested(s->then_case);
+    if (s->else_case.defined()) {
+      os_ << pad() << "else:\n";
+      nested(s->else_case);
+    }
+  }
+  void visit_allocate(const Stmt& s) override {
+    os_ << pad() << "allocate " << s->buffer->name << "[" << s->buffer->num_elements() << "]\n";
+    visit(s->body);  // the allocation's scope is not indented
+  }
+
+ private:
+  std::string pad() const { return std::string(indent_ * 2, ' '); }
+  void nested(const Stmt& s) {
+    ++indent_;
+    visit(s);
+    --indent_;
+  }
+
+  std::ostream& os_;
+  int indent_;
+};
 
 const char* scope_name(BufferScope scope) {
   switch (scope) {
@@ -143,13 +146,13 @@ const char* scope_name(BufferScope scope) {
 
 std::string to_string(const Expr& expr) {
   std::ostringstream os;
-  print_expr(os, expr);
+  IRTextPrinter(os, 0).visit(expr);
   return os.str();
 }
 
 std::string to_string(const Stmt& stmt, int indent) {
   std::ostringstream os;
-  print_stmt(os, stmt, indent);
+  IRTextPrinter(os, indent).visit(stmt);
   return os.str();
 }
 
@@ -164,7 +167,7 @@ std::string to_string(const Program& program) {
   for (const Stage& stage : program.stages) {
     os << "stage " << stage.name << (stage.timed ? " (timed)" : " (untimed: layout transform)")
        << ":\n";
-    print_stmt(os, stage.body, 1);
+    IRTextPrinter(os, 1).visit(stage.body);
   }
   return os.str();
 }

@@ -2,55 +2,22 @@
 
 namespace kiln::ir {
 
+// Each kind's hook, from the kind lists: the entry at a kind's value is its hook.
+#define KILN_IR_VISITOR_HOOK(enumerator, name, hook) &IRVisitor::visit_##hook,
+
 void IRVisitor::visit(const Expr& expr) {
-  if (!expr.defined()) return;
-  switch (expr->kind) {
-    case ExprKind::kIntImm:
-      return visit_int_imm(expr);
-    case ExprKind::kFloatImm:
-      return visit_float_imm(expr);
-    case ExprKind::kVar:
-      return visit_var(expr);
-    case ExprKind::kAdd:
-    case ExprKind::kSub:
-    case ExprKind::kMul:
-    case ExprKind::kDiv:
-    case ExprKind::kMod:
-    case ExprKind::kMin:
-    case ExprKind::kMax:
-    case ExprKind::kLT:
-    case ExprKind::kLE:
-    case ExprKind::kEQ:
-    case ExprKind::kNE:
-    case ExprKind::kAnd:
-    case ExprKind::kOr:
-      return visit_binary(expr);
-    case ExprKind::kNot:
-      return visit_not(expr);
-    case ExprKind::kSelect:
-      return visit_select(expr);
-    case ExprKind::kLoad:
-      return visit_load(expr);
-    case ExprKind::kCall:
-      return visit_call(expr);
-  }
+  static constexpr void (IRVisitor::*kHooks[])(const Expr&) = {
+      KILN_IR_EXPR_KINDS(KILN_IR_VISITOR_HOOK)};
+  if (expr.defined()) call_hook(*this, kHooks, expr);
 }
 
 void IRVisitor::visit(const Stmt& stmt) {
-  if (!stmt.defined()) return;
-  switch (stmt->kind) {
-    case StmtKind::kFor:
-      return visit_for(stmt);
-    case StmtKind::kStore:
-      return visit_store(stmt);
-    case StmtKind::kSeq:
-      return visit_seq(stmt);
-    case StmtKind::kIf:
-      return visit_if(stmt);
-    case StmtKind::kAllocate:
-      return visit_allocate(stmt);
-  }
+  static constexpr void (IRVisitor::*kHooks[])(const Stmt&) = {
+      KILN_IR_STMT_KINDS(KILN_IR_VISITOR_HOOK)};
+  if (stmt.defined()) call_hook(*this, kHooks, stmt);
 }
+
+#undef KILN_IR_VISITOR_HOOK
 
 void IRVisitor::visit_int_imm(const Expr&) {}
 void IRVisitor::visit_float_imm(const Expr&) {}

@@ -3,7 +3,8 @@
 //
 // Contract:
 //  - visit(Expr) / visit(Stmt) ignore undefined handles and otherwise dispatch on the node's kind
-//    to one hook. Every hook's default visits the node's children, in this order:
+//    to its hook (the hook its row in ir/kinds.h names). Every hook's default visits the node's
+//    children, in this order:
 //      binary kinds: a, b;  kNot: a;  kSelect: condition, true value, false value;
 //      kLoad: index;  kCall: a, then b when the op takes two operands;  immediates, kVar: none;
 //      kFor: body;  kStore: index, indices (each), value;  kSeq: each in order;
@@ -28,23 +29,13 @@ class IRVisitor {
   virtual void visit(const Stmt& stmt);
 
  protected:
-  // Expression hooks; `expr` is defined and of the hook's kind.
-  virtual void visit_int_imm(const Expr& expr);
-  virtual void visit_float_imm(const Expr& expr);
-  virtual void visit_var(const Expr& expr);
-  // kAdd .. kOr: every kind with two operands a and b (check expr->kind for which).
-  virtual void visit_binary(const Expr& expr);
-  virtual void visit_not(const Expr& expr);
-  virtual void visit_select(const Expr& expr);
-  virtual void visit_load(const Expr& expr);
-  virtual void visit_call(const Expr& expr);
-
-  // Statement hooks; `stmt` is defined and of the hook's kind.
-  virtual void visit_for(const Stmt& stmt);
-  virtual void visit_store(const Stmt& stmt);
-  virtual void visit_seq(const Stmt& stmt);
-  virtual void visit_if(const Stmt& stmt);
-  virtual void visit_allocate(const Stmt& stmt);
+  // The hooks, one per row of KILN_IR_EXPR_HOOKS / KILN_IR_STMT_HOOKS (ir/kinds.h); `expr` or
+  // `stmt` is defined and of a kind whose row names the hook:
+  //   visit_int_imm, visit_float_imm, visit_var,
+  //   visit_binary (kAdd .. kOr: every kind with two operands a and b; check expr->kind),
+  //   visit_not, visit_select, visit_load, visit_call;
+  //   visit_for, visit_store, visit_seq, visit_if, visit_allocate.
+  KILN_IR_DECLARE_HOOKS(visit_, void, void)
 };
 
 }  // namespace kiln::ir
