@@ -63,7 +63,7 @@ class TaskTuning {
  public:
   TaskTuning(const ops::Template& tmpl, const ops::Workload& workload, const Target& target,
              const ConfigSpace& space, Tuner& tuner, builder::Builder& builder,
-             runner::Runner& runner, store::RecordStore& store, const TuneOptions& options,
+             runner::Runner& runner, store::Store& store, const TuneOptions& options,
              const std::function<void(const TuneProgress&)>& on_batch)
       : space_(space),
         tuner_(tuner),
@@ -393,7 +393,7 @@ class TaskTuning {
   Tuner& tuner_;
   builder::Builder& builder_;
   runner::Runner& runner_;
-  store::RecordStore& store_;
+  store::Store& store_;
   const TuneOptions& options_;
   const std::function<void(const TuneProgress&)>& on_batch_;
 
