@@ -142,6 +142,7 @@ class ModelCompiler {
 
   // --- Partitioning and lowering.
   Status emit_node(size_t index);
+  class NodeBinder;
   Status emit_view(const Node& node);
   Status emit_tunable(size_t index, const ops::Workload& workload);
   Status emit_elementwise(size_t index);
@@ -392,17 +393,47 @@ Result<int> ModelCompiler::operand(const std::string& tensor, const std::vector<
   return out;
 }
 
+// What an operator's binding (ops/operator.h) reads of the model being emitted, for one node.
+class ModelCompiler::NodeBinder final : public ops::ArgumentBinder {
+ public:
+  NodeBinder(ModelCompiler& compiler, const Node& node, const ops::ActivationLayout& layout,
+             const std::string& label)
+      : compiler_(compiler), node_(node), layout_(layout), label_(label) {}
+
+  Result<int> value(const std::string& tensor) override { return compiler_.value_of(tensor); }
+  Result<int> activation(const std::string& tensor) override {
+    if (layout_.data_block > 0) return compiler_.packed_.at(tensor).value;
+    return compiler_.value_of(tensor);
+  }
+  Result<int> operand(const std::string& tensor, const std::vector<int64_t>& batch,
+                      bool transpose) override {
+    return compiler_.operand(tensor, batch, transpose, label_);
+  }
+  int zero_bias(int64_t n) override {
+    return compiler_.add_constant(node_.outputs[0] + "/zero bias", {n},
+                                  std::vector<float>(n, 0.0f));
+  }
+
+ private:
+  ModelCompiler& compiler_;
+  const Node& node_;
+  const ops::ActivationLayout& layout_;
+  const std::string& label_;
+};
+
 Status ModelCompiler::emit_tunable(size_t index, const ops::Workload& workload) {
   const Node& node = graph_.nodes[index];
   KILN_ASSIGN_OR_RETURN(Choice choice, choose_config(index, workload));
   const std::string& anchor = node.outputs[0];
   std::vector<int64_t> anchor_shape = graph_.tensor(anchor).shape;
-  bool is_conv = choice.workload.op == "conv2d" || choice.workload.op == "depthwise_conv2d";
+  const ops::Operator* op = ops::find_operator(choice.workload.op);
+  if (!op) return InternalError("no argument mapping for tunable operator " + choice.workload.op);
+  bool packed = op->packed_activations();
   // Convs read a producer's NCHW{b}c output as it is, and keep their own output packed unless
   // it leaves the graph: the chain fused into the write-back is decided first.
   ops::ActivationLayout layout;
   std::vector<const Node*> chain;
-  if (is_conv) {
+  if (packed) {
     convs_.push_back({index, workload});
     auto packed_input = packed_.find(node.inputs[0]);
     if (packed_input != packed_.end()) {
@@ -417,81 +448,32 @@ Status ModelCompiler::emit_tunable(size_t index, const ops::Workload& workload) 
       ir::Program program,
       choice.tmpl->instantiate(choice.workload, choice.config, target_info_, layout));
   std::string label = node.describe() + " [" + std::string(choice.tmpl->name()) + "]";
-  if (is_conv) {
-    for (const ir::Buffer& b : program.buffers) {
-      if (b->name == "data_vec" && b->shape.back() != layout.data_block) ++layout_transforms_;
-    }
+  if (packed) {
+    // The kernel's data packing converts when its blocks are not the producer's (or NCHW).
+    std::optional<ops::ActivationBlocks> blocks =
+        choice.tmpl->activation_blocks(choice.workload, choice.config);
+    if (blocks && blocks->in != layout.data_block) ++layout_transforms_;
   }
-  const std::string& op = choice.workload.op;
-  bool gemm = node.op_type == "Gemm";
-  float alpha = gemm ? node.attr_float("alpha", 1.0f) : 1.0f;
-  float beta = gemm ? node.attr_float("beta", 1.0f) : 1.0f;
-  std::string c_tensor =
-      gemm && node.inputs.size() > 2 && beta != 0.0f ? node.inputs[2] : std::string();
 
-  std::vector<int> args;
-  bool c_is_bias = false;
-  if (is_conv) {
-    int x = -1;
-    if (layout.data_block > 0) {
-      x = packed_.at(node.inputs[0]).value;
-    } else {
-      KILN_ASSIGN_OR_RETURN(x, value_of(node.inputs[0]));
-    }
-    KILN_ASSIGN_OR_RETURN(int w, value_of(node.inputs[1]));
-    int b = -1;
-    if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
-      KILN_ASSIGN_OR_RETURN(b, value_of(node.inputs[2]));
-    } else {
-      int64_t k = graph_.tensor(node.inputs[1]).shape[0];
-      b = add_constant(node.outputs[0] + "/zero bias", {k}, std::vector<float>(k, 0.0f));
-    }
-    args = {x, w, b};
-  } else if (op == "dense") {
-    bool trans_a = gemm && node.attr_int("transA", 0);
-    bool trans_b = gemm && node.attr_int("transB", 0);
-    KILN_ASSIGN_OR_RETURN(
-        int a, trans_a ? operand(node.inputs[0], {1}, true, label) : value_of(node.inputs[0]));
-    // The template wants the weight as [N, K]: ONNX's [K, N] is transposed (at compile time).
-    KILN_ASSIGN_OR_RETURN(int w, operand(node.inputs[1], {1}, !trans_b, label));
-    args = {a, w};
-    if (choice.workload.params.at("bias")) {
-      int64_t n = choice.workload.params.at("N");
-      if (alpha == 1.0f && beta == 1.0f) {
-        KILN_ASSIGN_OR_RETURN(int b, value_of(c_tensor));
-        c_is_bias = true;
-        args.push_back(b);
-      } else {
-        args.push_back(
-            add_constant(node.outputs[0] + "/zero bias", {n}, std::vector<float>(n, 0.0f)));
-      }
-    }
-  } else if (op == "batch_matmul") {
-    bool trans_a = gemm && node.attr_int("transA", 0);
-    bool trans_b = gemm && node.attr_int("transB", 0);
-    std::vector<int64_t> out_shape = graph_.tensor(node.outputs[0]).shape;
-    std::vector<int64_t> batch(out_shape.begin(),
-                               out_shape.end() - std::min<size_t>(2, out_shape.size()));
-    if (batch.empty()) batch = {1};
-    KILN_ASSIGN_OR_RETURN(int a, operand(node.inputs[0], batch, trans_a, label));
-    KILN_ASSIGN_OR_RETURN(int b, operand(node.inputs[1], batch, !trans_b, label));
-    args = {a, b};
-  } else {
-    return InternalError("no argument mapping for tunable operator " + op);
-  }
+  NodeBinder binder(*this, node, layout, label);
+  KILN_ASSIGN_OR_RETURN(ops::Binding binding,
+                        op->bind(frontend::GraphNodeView(graph_, node), choice.workload, binder));
+  std::vector<int> args = std::move(binding.args);
+  const float alpha = binding.scale, beta = binding.addend_scale;
+  const std::string& c_tensor = binding.addend;
   if (static_cast<int>(args.size()) != program.num_inputs) {
     return InternalError(label + ": " + std::to_string(args.size()) + " arguments for " +
                          std::to_string(program.num_inputs) + " template inputs");
   }
 
-  // The epilogue: Gemm's alpha and beta * C (when C is not the template's bias), then the
-  // elementwise chain that consumes the product alone.
+  // The epilogue: the binding's scale and addend (Gemm's alpha and beta * C when C is not the
+  // template's bias), then the elementwise chain that consumes the product alone.
   const ir::Buffer out_buffer = program.buffers[program.num_inputs];
-  if (!is_conv && buffer_shape(anchor_shape) == out_buffer->shape) {
+  if (!packed && buffer_shape(anchor_shape) == out_buffer->shape) {
     chain = absorb_chain(anchor, anchor_shape);
   }
   int64_t out_block = layout.packed_output ? out_buffer->shape[4] : 0;
-  bool pre = alpha != 1.0f || (!c_tensor.empty() && !c_is_bias);
+  bool pre = alpha != 1.0f || !c_tensor.empty();
   std::string result = chain.empty() ? anchor : chain.back()->outputs[0];
 
   EpilogueInputs extras(graph_);
@@ -516,7 +498,7 @@ Status ModelCompiler::emit_tunable(size_t index, const ops::Workload& workload) 
     };
     ir::Expr value = v;
     if (alpha != 1.0f) value = value * ir::f32(alpha);
-    if (!c_tensor.empty() && !c_is_bias) {
+    if (!c_tensor.empty()) {
       ir::Expr c = extras.load(c_tensor, broadcast_index(idx, graph_.tensor(c_tensor).shape));
       value = value + (beta == 1.0f ? c : c * ir::f32(beta));
     }

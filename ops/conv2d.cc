@@ -230,7 +230,39 @@ class Conv2dNchwcTemplate final : public Template {
   }
 };
 
+// The operator: ONNX Conv nodes of group 1. A depthwise node (group = C = K) is
+// depthwise_conv2d's; other groups have no kiln template.
+class Conv2dOperator final : public conv::ConvOperator {
+ public:
+  std::string_view name() const override { return "conv2d"; }
+
+  Result<std::optional<Workload>> workload_of(const NodeView& node) const override {
+    KILN_ASSIGN_OR_RETURN(conv::ConvNode conv, conv::read_conv_node(node));
+    if (conv.groups != 1) {
+      if (conv.groups == conv.c && conv.k == conv.c) return std::optional<Workload>();
+      return node.not_expressible("grouped convolution (group=" + std::to_string(conv.groups) +
+                                  ", C=" + std::to_string(conv.c) +
+                                  ", K=" + std::to_string(conv.k) +
+                                  ") has no kiln template: only group=1 (conv2d) and group=C=K "
+                                  "(depthwise_conv2d)");
+    }
+    Workload out = std::move(conv.workload);
+    out.op = "conv2d";
+    out.params["K"] = conv.k;
+    out.params["groups"] = 1;
+    return std::optional(out);
+  }
+
+ protected:
+  bool has_k() const override { return true; }
+};
+
 }  // namespace
+
+const Operator& conv2d_operator() {
+  static const Conv2dOperator kOperator;
+  return kOperator;
+}
 
 const Template& conv2d_nchwc_template() {
   static const Conv2dNchwcTemplate kTemplate;

@@ -207,8 +207,7 @@ class Conv2dWinogradTemplate final : public Template {
     Buffer weight("weight", {g.k, g.c, g.r, g.s}, BufferScope::kArgument);
     Buffer bias("bias", {g.k}, BufferScope::kArgument);
     Buffer output = conv::output_buffer(g, oc_bn, layout);
-    // "data_vec" as in the direct template: the compiler counts a data_vec whose block differs
-    // from the producer's as a layout transform.
+    // Named as in the direct template.
     Buffer data_vec("data_vec",
                     {g.n, g.c / ic_bn, ws.tiles_h * kTileOut + 2, ws.tiles_w * kTileOut + 2, ic_bn},
                     BufferScope::kWorkspace);

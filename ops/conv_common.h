@@ -1,5 +1,6 @@
-// Pieces shared by the NCHWc convolution templates (conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86):
-// workload keys and geometry, the reference implementation, TVM argument serialization, config
+// Pieces shared by the NCHWc convolution templates (conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86)
+// and their operators: workload keys and geometry, ONNX Conv nodes, kernel argument binding, the
+// reference implementation, TVM argument serialization and reading, config
 // access that reports bad configs instead of aborting, and the loop nests of the schedule:
 //
 //   pack_data   (untimed)  data NCHW -> zero-padded NCHW{ic_bn}c workspace
@@ -32,6 +33,8 @@
 #include "ir/ir.h"
 #include "ops/config_space.h"
 #include "ops/limits.h"
+#include "ops/node_view.h"
+#include "ops/operator.h"
 #include "ops/schedule_util.h"
 #include "ops/template.h"
 #include "ops/workload.h"
@@ -62,6 +65,33 @@ Geometry geometry(const Workload& w);
 // TVM's conv2d_NCHWc / depthwise_conv2d_NCHWc task arguments for NCHW data and an OIHW kernel of
 // `kernel_shape`: [data, kernel, [sh, sw], [pt, pl, pb, pr], [d, d], "NCHW", "NCHW", "float32"].
 nlohmann::json tvm_args(const Geometry& g, const std::vector<int64_t>& kernel_shape);
+
+// An ONNX Conv node with 4-D data, as the conv operators read it: the workload parameters both
+// conv2d and depthwise_conv2d take (N, C, H, W, R, S, stride_h/_w, pad_h/_w, dilation; op not
+// set), with the node's group count, channels C and filters K. An error for what kiln's conv
+// workloads cannot express: data that is not 4-D, different dilations per axis, asymmetric padding
+// that changes the output size.
+struct ConvNode {
+  Workload workload;
+  int64_t groups = 1, c = 1, k = 1;
+};
+Result<ConvNode> read_conv_node(const NodeView& node);
+
+// What the conv operators (conv2d, depthwise_conv2d) share: they map ONNX Conv nodes (each claims
+// its groups, from read_conv_node), chain packed activations, read TVM args as tvm_args writes
+// them, and bind data (as the kernel's layout reads it), weight, and the node's bias or zeros.
+class ConvOperator : public Operator {
+ public:
+  std::vector<std::string> onnx_ops() const override { return {"Conv"}; }
+  bool packed_activations() const override { return true; }
+  Result<Workload> from_tvm_args(const nlohmann::json& args) const override;
+  Result<Binding> bind(const NodeView& node, const Workload& w,
+                       ArgumentBinder& binder) const override;
+
+ protected:
+  // Whether the workload has conv2d's K (depthwise workloads have none: K = C).
+  virtual bool has_k() const = 0;
+};
 
 // Direct convolution in double: out = conv(data, weight) + bias. `depthwise` reads input channel
 // k for output channel k and a weight of shape [k, 1, r, s].

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ops/limits.h"
+#include "ops/matmul_node.h"
 #include "ops/packed_matmul.h"
 #include "ops/registry.h"
 #include "ops/schedule_util.h"
@@ -328,7 +329,66 @@ class DensePack final : public DenseBase {
   }
 };
 
+// ------------------------------------------------------------------------------------------
+// The operator: Gemm and MatMul nodes whose B is a constant of rank <= 2 (M = rows of A, all its
+// leading dimensions flattened; bias=1 for a Gemm bias of N values, beta != 0).
+
+class DenseOperator final : public Operator {
+ public:
+  std::string_view name() const override { return "dense"; }
+  std::vector<std::string> onnx_ops() const override { return {"Gemm", "MatMul"}; }
+
+  Result<std::optional<Workload>> workload_of(const NodeView& node) const override {
+    KILN_ASSIGN_OR_RETURN(MatmulOperands m, matmul_operands(node));
+    if (!m.constant_matrix_b) return std::optional<Workload>();  // batch_matmul's
+    int64_t bias = 0;
+    if (!m.terms.c.empty()) {
+      const std::vector<int64_t>& c = node.shape(m.terms.c);
+      bool per_column =
+          (c.size() == 1 && c[0] == m.n) || (c.size() == 2 && c[0] == 1 && c[1] == m.n);
+      bias = per_column ? 1 : 0;
+    }
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < m.a.size(); ++i) rows *= m.a[i];
+    Workload out;
+    out.op = "dense";
+    out.params = {{"M", rows}, {"N", m.n}, {"K", m.k}, {"bias", bias}};
+    return std::optional(out);
+  }
+
+  Result<Workload> from_tvm_args(const nlohmann::json& args) const override {
+    return matmul_from_tvm_args(std::string(name()), args, /*batched=*/false);
+  }
+
+  Result<Binding> bind(const NodeView& node, const Workload& w,
+                       ArgumentBinder& binder) const override {
+    GemmTerms t = gemm_terms(node);
+    const std::vector<std::string>& in = node.inputs();
+    KILN_ASSIGN_OR_RETURN(int a,
+                          t.trans_a ? binder.operand(in[0], {1}, true) : binder.value(in[0]));
+    // The templates want the weight as [N, K]: ONNX's [K, N] is transposed (at compile time).
+    KILN_ASSIGN_OR_RETURN(int weight, binder.operand(in[1], {1}, !t.trans_b));
+    std::vector<int> args = {a, weight};
+    bool c_is_bias = false;
+    if (w.at("bias")) {
+      if (t.alpha == 1.0f && t.beta == 1.0f) {
+        KILN_ASSIGN_OR_RETURN(int b, binder.value(t.c));
+        c_is_bias = true;
+        args.push_back(b);
+      } else {
+        args.push_back(binder.zero_bias(w.at("N")));
+      }
+    }
+    return gemm_binding(t, std::move(args), c_is_bias);
+  }
+};
+
 }  // namespace
+
+const Operator& dense_operator() {
+  static const DenseOperator instance;
+  return instance;
+}
 
 const Template& dense_nopack_template() {
   static const DenseNopack instance;

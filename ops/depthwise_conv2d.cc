@@ -183,7 +183,31 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
   }
 };
 
+// The operator: ONNX Conv nodes of group = C = K (> 1).
+class DepthwiseConv2dOperator final : public conv::ConvOperator {
+ public:
+  std::string_view name() const override { return "depthwise_conv2d"; }
+
+  Result<std::optional<Workload>> workload_of(const NodeView& node) const override {
+    KILN_ASSIGN_OR_RETURN(conv::ConvNode conv, conv::read_conv_node(node));
+    if (conv.groups == 1 || conv.groups != conv.c || conv.k != conv.c) {
+      return std::optional<Workload>();  // conv2d's (which refuses other groups)
+    }
+    Workload out = std::move(conv.workload);
+    out.op = "depthwise_conv2d";
+    return std::optional(out);
+  }
+
+ protected:
+  bool has_k() const override { return false; }
+};
+
 }  // namespace
+
+const Operator& depthwise_conv2d_operator() {
+  static const DepthwiseConv2dOperator kOperator;
+  return kOperator;
+}
 
 const Template& depthwise_conv2d_nchwc_template() {
   static const DepthwiseConv2dNchwcTemplate kTemplate;

@@ -11,9 +11,41 @@ std::vector<const Template*>& registry() {
   return templates;
 }
 
+std::vector<const Operator*>& operators() {
+  static std::vector<const Operator*> list = {&conv2d_operator(), &depthwise_conv2d_operator(),
+                                              &dense_operator(), &batch_matmul_operator()};
+  return list;
+}
+
 }  // namespace
 
 const std::vector<const Template*>& all_templates() { return registry(); }
+
+const std::vector<const Operator*>& all_operators() { return operators(); }
+
+void register_operator(const Operator* op) {
+  if (!find_operator(op->name())) operators().push_back(op);
+}
+
+const Operator* find_operator(std::string_view name) {
+  for (const Operator* op : all_operators()) {
+    if (op->name() == name) return op;
+  }
+  return nullptr;
+}
+
+std::string operator_names() {
+  std::string names;
+  for (const Operator* op : all_operators()) {
+    names += (names.empty() ? "" : ", ") + std::string(op->name());
+  }
+  return names;
+}
+
+Registration::Registration(const Operator* op, const std::vector<const Template*>& templates) {
+  register_operator(op);
+  for (const Template* t : templates) register_template(t);
+}
 
 void register_template(const Template* tmpl) {
   if (!find_template(tmpl->name())) registry().push_back(tmpl);
