@@ -17,6 +17,7 @@
 
 #include "ops/limits.h"
 #include "ops/matmul_node.h"
+#include "ops/matmul_splits.h"
 #include "ops/packed_matmul.h"
 #include "ops/registry.h"
 #include "ops/schedule_util.h"
@@ -88,9 +89,7 @@ class BatchMatmul final : public Template {
   ConfigSpace space(const Workload& w) const override {
     Shape s = shape_of(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, factor_splits(2));
-    space.define_split("tile_x", s.n, factor_splits(2));
-    space.define_split("tile_k", s.k, factor_splits(2));
+    define_matmul_splits(&space, s.m, s.n, s.k, 2);
     return space;
   }
 
@@ -114,11 +113,9 @@ class BatchMatmul final : public Template {
     if (!layout.is_default())
       return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
     Shape s = shape_of(w);
-    KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(kName, config, "tile_y", s.m, 2));
-    KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(kName, config, "tile_x", s.n, 2));
-    KILN_ASSIGN_OR_RETURN(auto tile_k, tile_sizes(kName, config, "tile_k", s.k, 2));
-    const int64_t yo_n = tile_y[0], ty = tile_y[1], xo_n = tile_x[0], bn = tile_x[1];
-    const int64_t ko_n = tile_k[0], kt = tile_k[1];
+    KILN_ASSIGN_OR_RETURN(MatmulSplits t, matmul_splits(kName, config, s.m, s.n, s.k, 2));
+    const int64_t yo_n = t.y[0], ty = t.y[1], xo_n = t.x[0], bn = t.x[1];
+    const int64_t ko_n = t.k[0], kt = t.k[1];
 
     Buffer x_buf("X", {s.b, s.m, s.k}, BufferScope::kArgument);
     Buffer y_buf("Y", {s.b, s.n, s.k}, BufferScope::kArgument);

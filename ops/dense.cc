@@ -17,6 +17,7 @@
 
 #include "ops/limits.h"
 #include "ops/matmul_node.h"
+#include "ops/matmul_splits.h"
 #include "ops/packed_matmul.h"
 #include "ops/registry.h"
 #include "ops/schedule_util.h"
@@ -132,9 +133,7 @@ class DenseNopack final : public DenseBase {
   ConfigSpace space(const Workload& w) const override {
     DenseShape s = shape(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, factor_splits(2));
-    space.define_split("tile_x", s.n, factor_splits(2));
-    space.define_split("tile_k", s.k, factor_splits(2));
+    define_matmul_splits(&space, s.m, s.n, s.k, 2);
     return space;
   }
 
@@ -155,11 +154,9 @@ class DenseNopack final : public DenseBase {
     if (!layout.is_default())
       return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
     DenseShape s = shape(w);
-    KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(name(), config, "tile_y", s.m, 2));
-    KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(name(), config, "tile_x", s.n, 2));
-    KILN_ASSIGN_OR_RETURN(auto tile_k, tile_sizes(name(), config, "tile_k", s.k, 2));
-    const int64_t yo_n = tile_y[0], ty = tile_y[1], xo_n = tile_x[0], tx = tile_x[1];
-    const int64_t ko_n = tile_k[0], vec = tile_k[1];
+    KILN_ASSIGN_OR_RETURN(MatmulSplits t, matmul_splits(name(), config, s.m, s.n, s.k, 2));
+    const int64_t yo_n = t.y[0], ty = t.y[1], xo_n = t.x[0], tx = t.x[1];
+    const int64_t ko_n = t.k[0], vec = t.k[1];
     // A CC over the stack cap is computed sub-tile by sub-tile: serial loops over blocks of
     // rows, columns and lanes around init/update/write. Each C[row, col] still adds bias, then
     // the lanes in order, each lane summed over k in order: the unblocked result.
@@ -241,9 +238,7 @@ class DensePack final : public DenseBase {
   ConfigSpace space(const Workload& w) const override {
     DenseShape s = shape(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, factor_splits(3));
-    space.define_split("tile_x", s.n, factor_splits(3));
-    space.define_split("tile_k", s.k, factor_splits(2));
+    define_matmul_splits(&space, s.m, s.n, s.k, 3);
     space.define_split("tile_inner", s.m,
                        factor_splits(2, [](const SplitEntity& e) { return e.size.back() <= 16; }));
     return space;
@@ -277,13 +272,11 @@ class DensePack final : public DenseBase {
     if (!layout.is_default())
       return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
     DenseShape s = shape(w);
-    KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(name(), config, "tile_y", s.m, 3));
-    KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(name(), config, "tile_x", s.n, 3));
-    KILN_ASSIGN_OR_RETURN(auto tile_k, tile_sizes(name(), config, "tile_k", s.k, 2));
+    KILN_ASSIGN_OR_RETURN(MatmulSplits t, matmul_splits(name(), config, s.m, s.n, s.k, 3));
     KILN_ASSIGN_OR_RETURN(auto tile_inner, tile_sizes(name(), config, "tile_inner", s.m, 2));
-    const int64_t yt_n = tile_y[0], yo_n = tile_y[1], ty = tile_y[2];
-    const int64_t xt_n = tile_x[0], xo_n = tile_x[1], bn = tile_x[2];
-    const int64_t ko_n = tile_k[0], kt = tile_k[1];
+    const int64_t yt_n = t.y[0], yo_n = t.y[1], ty = t.y[2];
+    const int64_t xt_n = t.x[0], xo_n = t.x[1], bn = t.x[2];
+    const int64_t ko_n = t.k[0], kt = t.k[1];
     // TVM splits y by tile_inner[-1] only when it is > 1; a split at least ty wide is no split.
     const int64_t ti = tile_inner[1] > 1 && tile_inner[1] < ty ? tile_inner[1] : ty;
 
