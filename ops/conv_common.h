@@ -105,8 +105,13 @@ void reference(const Geometry& g, bool depthwise, const float* data, const float
 // size[-1] of split `knob`; must be >= 1 and, when `must_divide` > 0, divide it.
 Result<int64_t> split_inner(const ConfigEntity& config, std::string_view knob, int64_t must_divide);
 // The blocks of an NCHWc config: tile_ic[-1] (must divide g.c) in, tile_oc[-1] (must divide g.k)
-// out; nullopt when either is missing or does not divide.
+// out; the error names the knob.
+Result<ActivationBlocks> channel_blocks(const Geometry& g, const ConfigEntity& config);
+// The same, nullopt when either is missing or does not divide.
 std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEntity& config);
+// TVM's fallback blocks: out (oc_bn) the largest divisor of g.k at most the SIMD width, in
+// (ic_bn) the largest divisor of g.c at most oc_bn.
+ActivationBlocks fallback_blocks(const Geometry& g, const TargetInfo& target);
 // The value of option `knob`.
 Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob);
 
@@ -174,6 +179,27 @@ ir::Stmt vector_loop(const std::string& name, int64_t extent,
 ir::Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target,
                  const ir::Buffer& bias, const ir::Buffer& output, const ir::Buffer& rows,
                  const std::function<ir::Stmt(const Tile&)>& reduction, bool packed_output = false);
+
+// A direct NCHWc convolution (conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86): what differs
+// between the templates, for direct_conv_program.
+struct DirectConv {
+  std::string name;                       // the program's, e.g. "conv2d_NCHWc"
+  std::vector<int64_t> weight_shape;      // the OIHW weight argument's
+  std::vector<int64_t> kernel_vec_shape;  // the packed weight workspace's
+  int64_t ic_bn = 1;                      // tile_ic[-1]: the packed data's block
+  Tiling tiling;
+  std::function<ir::Stmt(const ir::Buffer& weight, const ir::Buffer& kernel_vec)> pack_weight;
+  std::function<ir::Stmt(const Tile& tile, const ir::Buffer& data_vec,
+                         const ir::Buffer& kernel_vec)>
+      reduction;
+};
+
+// The program of a direct NCHWc convolution: arguments data, weight, bias, output (under
+// `layout`), workspaces data_vec, kernel_vec and the row workspace when compute() needs one; the
+// stages <name>_pack_data and <name>_pack_weight (untimed: tuning takes both pre-packed, as
+// AutoTVM does), then the timed <name>_compute.
+Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& conv,
+                                        const TargetInfo& target, const ActivationLayout& layout);
 
 // The data and output argument buffers of a conv kernel under `layout` (NCHW by default, else
 // NCHW{block}c); an InstantiationError when a block does not divide the channels.
