@@ -15,6 +15,7 @@
 #include "cli/remote_runner_options.h"
 #include "daemon/farm_watch.h"
 #include "jobs/job_plan.h"
+#include "ops/registry.h"
 #include "runner/local_runner.h"
 #include "store/open_store.h"
 #include "tuner/make_tuner.h"
@@ -227,12 +228,10 @@ std::string latency_text(double seconds, bool complete) {
 }
 
 int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const Target& target) {
-  static const std::vector<std::string> kOps = {"conv2d", "depthwise_conv2d", "dense",
-                                                "batch_matmul"};
   for (const std::string& op : o.ops) {
-    if (std::find(kOps.begin(), kOps.end(), op) == kOps.end()) {
-      throw CommandError{"--ops: unknown operator '" + op +
-                         "' (known: conv2d, depthwise_conv2d, dense, batch_matmul)"};
+    if (!ops::find_operator(op)) {
+      throw CommandError{"--ops: unknown operator '" + op + "' (known: " + ops::operator_names() +
+                         ")"};
     }
   }
   std::vector<tuner::ModelTask> tasks = value_or_exit(
@@ -363,8 +362,8 @@ Command add_tune_command(CLI::App& app) {
   cmd->add_option("--input-shape", o->input_shapes,
                   "model: NAME=DIMS for an input with symbolic dimensions");
   cmd->add_option("--ops", o->ops,
-                  "model: tune only these operators (conv2d, depthwise_conv2d, dense, "
-                  "batch_matmul; conv2d includes depthwise)")
+                  "model: tune only these operators (" + ops::operator_names() +
+                      "; conv2d includes depthwise)")
       ->delimiter(',');
   add_bounded(cmd, "--trials-per-task", &o->trials_per_task, 1, int64_t{1} << 40,
               "model: trials per task at most (records already in the db count)");

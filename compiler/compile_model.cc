@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -19,8 +18,8 @@
 #include "compiler/layout_programs.h"
 #include "compiler/lower_packed_pool.h"
 #include "compiler/lowering_util.h"
+#include "compiler/model_planner.h"
 #include "compiler/op_lowering.h"
-#include "compiler/transform_costs.h"
 #include "frontend/supported_ops.h"
 #include "frontend/workload_mapping.h"
 #include "ir/passes/fuse_epilogue.h"
@@ -112,25 +111,30 @@ class EpilogueInputs {
   std::vector<Input> inputs_;
 };
 
-class ModelCompiler {
+// The emitter: the graph's kernels and values (KernelGraph), each tunable node's kernel the
+// plan's choice for it (the convs; compiler/model_planner.h), else the store's best record or the
+// fallback config. A structure pass (`plan` null) emits with fallback configs only, reading no
+// store, to find the ConvStructure the planner needs.
+class ModelEmitter {
  public:
-  ModelCompiler(Graph graph, Target target, const CompileOptions& options)
-      : graph_(std::move(graph)), target_(std::move(target)), options_(options) {
+  ModelEmitter(Graph graph, Target target, const CompileOptions& options, const ConvPlan* plan)
+      : graph_(std::move(graph)),
+        target_(std::move(target)),
+        options_(options),
+        planning_(plan == nullptr),
+        plan_(plan) {
     target_info_.simd_lanes = target_.simd_lanes();
   }
 
-  Result<ModelArtifact> compile(CompileReport* report);
+  Status emit_graph();
+  // What the structure pass found. REQUIRES: emit_graph succeeded.
+  const ConvStructure& structure() const { return structure_; }
+  // Builds and links the emitted kernels. REQUIRES: emit_graph succeeded; called once.
+  Result<ModelArtifact> assemble(CompileReport* report);
 
  private:
-  // The conv nodes and how they read each other's packed outputs, found by emitting the graph
-  // with fallback configs (planning_), then the layout plan over them (compiler/layout_plan.h).
-  struct PlannedConv {
-    size_t node = 0;
-    ops::Workload workload;
-  };
-  Status emit_graph();
+  using Choice = TunableChoice;
   void record_use(size_t producer, size_t consumer, EdgeUse use, const std::string& tensor);
-  Status plan_layouts(CompileReport* report);
   // --- Values.
   Result<int> value_of(const std::string& tensor);
   Result<int> extra_input_value(const EpilogueInputs::Input& input);
@@ -144,6 +148,7 @@ class ModelCompiler {
 
   // --- Partitioning and lowering.
   Status emit_node(size_t index);
+  class NodeBinder;
   Status emit_view(const Node& node);
   Status emit_tunable(size_t index, const ops::Workload& workload);
   Status emit_elementwise(size_t index);
@@ -157,12 +162,6 @@ class ModelCompiler {
   void add_kernel(ir::Program program, std::vector<int> values, std::string label);
   void mark_done(const Node& node);
 
-  struct Choice {
-    const ops::Template* tmpl = nullptr;
-    ops::Workload workload;
-    ConfigEntity config;
-    bool tuned = false;  // a record's config (planned choices only; else `tuned` below)
-  };
   Result<Choice> choose_config(size_t index, const ops::Workload& workload);
 
   Graph graph_;
@@ -189,14 +188,12 @@ class ModelCompiler {
   int layout_transforms_ = 0;
 
   bool planning_ = false;  // emitting to find the structure: conv configs are the fallbacks
-  std::vector<PlannedConv> convs_;  // in emission (topological) order
-  // (producer, consumer, use) of conv nodes -> the NCHW shape of the tensor read.
-  std::map<std::tuple<size_t, size_t, EdgeUse>, std::vector<int64_t>> uses_;
-  std::map<size_t, Choice> plan_;  // conv node -> its planned config
+  const ConvPlan* plan_ = nullptr;  // conv node -> its planned config (null when planning_)
+  ConvStructure structure_;
 };
 
-int ModelCompiler::add_value(const std::string& name, const std::vector<int64_t>& shape,
-                             ModelValueKind kind) {
+int ModelEmitter::add_value(const std::string& name, const std::vector<int64_t>& shape,
+                            ModelValueKind kind) {
   ModelValue v;
   v.name = name;
   v.shape = shape;
@@ -206,19 +203,19 @@ int ModelCompiler::add_value(const std::string& name, const std::vector<int64_t>
   return static_cast<int>(kg_.values.size()) - 1;
 }
 
-int ModelCompiler::add_constant(const std::string& name, const std::vector<int64_t>& shape,
-                                std::vector<float> data) {
+int ModelEmitter::add_constant(const std::string& name, const std::vector<int64_t>& shape,
+                               std::vector<float> data) {
   int id = add_value(name, shape, ModelValueKind::kConstant);
   kg_.constant_data[id] = std::move(data);
   return id;
 }
 
-int ModelCompiler::root(int value) const {
+int ModelEmitter::root(int value) const {
   while (kg_.values[value].kind == ModelValueKind::kView) value = kg_.values[value].view_of;
   return value;
 }
 
-Result<int> ModelCompiler::value_of(const std::string& tensor) {
+Result<int> ModelEmitter::value_of(const std::string& tensor) {
   auto it = tensor_value_.find(tensor);
   if (it != tensor_value_.end()) return it->second;
   const frontend::Tensor& t = graph_.tensor(tensor);
@@ -262,20 +259,20 @@ Result<int> ModelCompiler::value_of(const std::string& tensor) {
   return id;
 }
 
-int ModelCompiler::produced_packed(const std::string& tensor,
-                                   const std::vector<int64_t>& packed_shape, size_t origin) {
+int ModelEmitter::produced_packed(const std::string& tensor,
+                                  const std::vector<int64_t>& packed_shape, size_t origin) {
   int id = add_value(tensor + " (NCHW" + std::to_string(packed_shape.back()) + "c)", packed_shape,
                      ModelValueKind::kIntermediate);
   packed_[tensor] = {id, packed_shape.back(), origin};
   return id;
 }
 
-Result<int> ModelCompiler::extra_input_value(const EpilogueInputs::Input& input) {
+Result<int> ModelEmitter::extra_input_value(const EpilogueInputs::Input& input) {
   if (input.packed) return packed_.at(input.tensor).value;
   return value_of(input.tensor);
 }
 
-int ModelCompiler::produced_value(const std::string& tensor) {
+int ModelEmitter::produced_value(const std::string& tensor) {
   bool is_output = graph_outputs_.count(tensor) > 0;
   int id = add_value(tensor, graph_.tensor(tensor).shape,
                      is_output ? ModelValueKind::kOutput : ModelValueKind::kIntermediate);
@@ -283,20 +280,20 @@ int ModelCompiler::produced_value(const std::string& tensor) {
   return id;
 }
 
-void ModelCompiler::add_kernel(ir::Program program, std::vector<int> values, std::string label) {
+void ModelEmitter::add_kernel(ir::Program program, std::vector<int> values, std::string label) {
   KILN_CHECK(values.size() == program.buffers.size())
       << label << ": " << values.size() << " values for " << program.buffers.size() << " buffers";
   kg_.kernels.push_back({std::move(program), std::move(values), std::move(label)});
 }
 
-void ModelCompiler::mark_done(const Node& node) {
+void ModelEmitter::mark_done(const Node& node) {
   for (const std::string& out : node.outputs) {
     if (!out.empty()) done_.insert(out);
   }
 }
 
-std::vector<const Node*> ModelCompiler::absorb_chain(const std::string& anchor,
-                                                     const std::vector<int64_t>& shape) {
+std::vector<const Node*> ModelEmitter::absorb_chain(const std::string& anchor,
+                                                    const std::vector<int64_t>& shape) {
   std::vector<const Node*> chain;
   std::string current = anchor;
   while (!graph_outputs_.count(current)) {
@@ -322,16 +319,20 @@ std::vector<const Node*> ModelCompiler::absorb_chain(const std::string& anchor,
   return chain;
 }
 
-Result<ModelCompiler::Choice> ModelCompiler::choose_config(size_t index,
-                                                           const ops::Workload& workload) {
+Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
+                                                         const ops::Workload& workload) {
   std::vector<const ops::Template*> templates = ops::templates_for_op(workload.op);
   if (templates.empty()) return InternalError("no template for operator " + workload.op);
   Choice best;
   double best_cost = 0;
   bool tuned = false;
-  auto planned = plan_.find(index);
-  if (planned != plan_.end()) {
-    best = planned->second;
+  const Choice* planned = nullptr;
+  if (plan_) {
+    auto it = plan_->find(index);
+    if (it != plan_->end()) planned = &it->second;
+  }
+  if (planned) {
+    best = *planned;
     tuned = best.tuned;
   }
   for (const ops::Template* tmpl : templates) {
@@ -339,7 +340,7 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(size_t index,
     // measured record of a TVM template (they come first): never with an untuned fallback.
     if (tmpl->extra() && (!best.tmpl || !tmpl->normalize(workload).ok())) continue;
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
-    if (!options_.store || planning_ || planned != plan_.end()) continue;
+    if (!options_.store || planning_ || planned) continue;
     KILN_ASSIGN_OR_RETURN(
         std::optional<store::Record> record,
         options_.store->best(target_.to_string(), std::string(tmpl->name()), w.to_string()));
@@ -351,7 +352,7 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(size_t index,
       best_cost = record->mean_cost();
     }
   }
-  if (best.tmpl && planned == plan_.end()) tuned = true;
+  if (best.tmpl && !planned) tuned = true;
   if (!best.tmpl) {
     // TVM's strategy picks the implementation with the highest priority when nothing is tuned.
     const ops::Template* tmpl = fallback_template(templates);
@@ -377,8 +378,8 @@ Result<ModelCompiler::Choice> ModelCompiler::choose_config(size_t index,
 
 // An operand of a matrix product in the [batch, rows, cols] layout a template takes: the tensor
 // itself when it already is, else a layout kernel (evaluated at compile time for constants).
-Result<int> ModelCompiler::operand(const std::string& tensor, const std::vector<int64_t>& batch,
-                                   bool transpose, const std::string& label) {
+Result<int> ModelEmitter::operand(const std::string& tensor, const std::vector<int64_t>& batch,
+                                  bool transpose, const std::string& label) {
   std::vector<int64_t> shape = graph_.tensor(tensor).shape;
   if (shape.size() == 1)
     shape = transpose ? std::vector<int64_t>{shape[0], 1} : std::vector<int64_t>{1, shape[0]};
@@ -394,18 +395,48 @@ Result<int> ModelCompiler::operand(const std::string& tensor, const std::vector<
   return out;
 }
 
-Status ModelCompiler::emit_tunable(size_t index, const ops::Workload& workload) {
+// What an operator's binding (ops/operator.h) reads of the model being emitted, for one node.
+class ModelEmitter::NodeBinder final : public ops::ArgumentBinder {
+ public:
+  NodeBinder(ModelEmitter& compiler, const Node& node, const ops::ActivationLayout& layout,
+             const std::string& label)
+      : compiler_(compiler), node_(node), layout_(layout), label_(label) {}
+
+  Result<int> value(const std::string& tensor) override { return compiler_.value_of(tensor); }
+  Result<int> activation(const std::string& tensor) override {
+    if (layout_.data_block > 0) return compiler_.packed_.at(tensor).value;
+    return compiler_.value_of(tensor);
+  }
+  Result<int> operand(const std::string& tensor, const std::vector<int64_t>& batch,
+                      bool transpose) override {
+    return compiler_.operand(tensor, batch, transpose, label_);
+  }
+  int zero_bias(int64_t n) override {
+    return compiler_.add_constant(node_.outputs[0] + "/zero bias", {n},
+                                  std::vector<float>(n, 0.0f));
+  }
+
+ private:
+  ModelEmitter& compiler_;
+  const Node& node_;
+  const ops::ActivationLayout& layout_;
+  const std::string& label_;
+};
+
+Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
   const Node& node = graph_.nodes[index];
   KILN_ASSIGN_OR_RETURN(Choice choice, choose_config(index, workload));
   const std::string& anchor = node.outputs[0];
   std::vector<int64_t> anchor_shape = graph_.tensor(anchor).shape;
-  bool is_conv = choice.workload.op == "conv2d" || choice.workload.op == "depthwise_conv2d";
+  const ops::Operator* op = ops::find_operator(choice.workload.op);
+  if (!op) return InternalError("no argument mapping for tunable operator " + choice.workload.op);
+  bool packed = op->packed_activations();
   // Convs read a producer's NCHW{b}c output as it is, and keep their own output packed unless
   // it leaves the graph: the chain fused into the write-back is decided first.
   ops::ActivationLayout layout;
   std::vector<const Node*> chain;
-  if (is_conv) {
-    convs_.push_back({index, workload});
+  if (packed) {
+    structure_.convs.push_back({index, workload});
     auto packed_input = packed_.find(node.inputs[0]);
     if (packed_input != packed_.end()) {
       layout.data_block = packed_input->second.block;
@@ -419,81 +450,32 @@ Status ModelCompiler::emit_tunable(size_t index, const ops::Workload& workload) 
       ir::Program program,
       choice.tmpl->instantiate(choice.workload, choice.config, target_info_, layout));
   std::string label = node.describe() + " [" + std::string(choice.tmpl->name()) + "]";
-  if (is_conv) {
-    for (const ir::Buffer& b : program.buffers) {
-      if (b->name == "data_vec" && b->shape.back() != layout.data_block) ++layout_transforms_;
-    }
+  if (packed) {
+    // The kernel's data packing converts when its blocks are not the producer's (or NCHW).
+    std::optional<ops::ActivationBlocks> blocks =
+        choice.tmpl->activation_blocks(choice.workload, choice.config);
+    if (blocks && blocks->in != layout.data_block) ++layout_transforms_;
   }
-  const std::string& op = choice.workload.op;
-  bool gemm = node.op_type == "Gemm";
-  float alpha = gemm ? node.attr_float("alpha", 1.0f) : 1.0f;
-  float beta = gemm ? node.attr_float("beta", 1.0f) : 1.0f;
-  std::string c_tensor =
-      gemm && node.inputs.size() > 2 && beta != 0.0f ? node.inputs[2] : std::string();
 
-  std::vector<int> args;
-  bool c_is_bias = false;
-  if (is_conv) {
-    int x = -1;
-    if (layout.data_block > 0) {
-      x = packed_.at(node.inputs[0]).value;
-    } else {
-      KILN_ASSIGN_OR_RETURN(x, value_of(node.inputs[0]));
-    }
-    KILN_ASSIGN_OR_RETURN(int w, value_of(node.inputs[1]));
-    int b = -1;
-    if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
-      KILN_ASSIGN_OR_RETURN(b, value_of(node.inputs[2]));
-    } else {
-      int64_t k = graph_.tensor(node.inputs[1]).shape[0];
-      b = add_constant(node.outputs[0] + "/zero bias", {k}, std::vector<float>(k, 0.0f));
-    }
-    args = {x, w, b};
-  } else if (op == "dense") {
-    bool trans_a = gemm && node.attr_int("transA", 0);
-    bool trans_b = gemm && node.attr_int("transB", 0);
-    KILN_ASSIGN_OR_RETURN(
-        int a, trans_a ? operand(node.inputs[0], {1}, true, label) : value_of(node.inputs[0]));
-    // The template wants the weight as [N, K]: ONNX's [K, N] is transposed (at compile time).
-    KILN_ASSIGN_OR_RETURN(int w, operand(node.inputs[1], {1}, !trans_b, label));
-    args = {a, w};
-    if (choice.workload.params.at("bias")) {
-      int64_t n = choice.workload.params.at("N");
-      if (alpha == 1.0f && beta == 1.0f) {
-        KILN_ASSIGN_OR_RETURN(int b, value_of(c_tensor));
-        c_is_bias = true;
-        args.push_back(b);
-      } else {
-        args.push_back(
-            add_constant(node.outputs[0] + "/zero bias", {n}, std::vector<float>(n, 0.0f)));
-      }
-    }
-  } else if (op == "batch_matmul") {
-    bool trans_a = gemm && node.attr_int("transA", 0);
-    bool trans_b = gemm && node.attr_int("transB", 0);
-    std::vector<int64_t> out_shape = graph_.tensor(node.outputs[0]).shape;
-    std::vector<int64_t> batch(out_shape.begin(),
-                               out_shape.end() - std::min<size_t>(2, out_shape.size()));
-    if (batch.empty()) batch = {1};
-    KILN_ASSIGN_OR_RETURN(int a, operand(node.inputs[0], batch, trans_a, label));
-    KILN_ASSIGN_OR_RETURN(int b, operand(node.inputs[1], batch, !trans_b, label));
-    args = {a, b};
-  } else {
-    return InternalError("no argument mapping for tunable operator " + op);
-  }
+  NodeBinder binder(*this, node, layout, label);
+  KILN_ASSIGN_OR_RETURN(ops::Binding binding,
+                        op->bind(frontend::GraphNodeView(graph_, node), choice.workload, binder));
+  std::vector<int> args = std::move(binding.args);
+  const float alpha = binding.scale, beta = binding.addend_scale;
+  const std::string& c_tensor = binding.addend;
   if (static_cast<int>(args.size()) != program.num_inputs) {
     return InternalError(label + ": " + std::to_string(args.size()) + " arguments for " +
                          std::to_string(program.num_inputs) + " template inputs");
   }
 
-  // The epilogue: Gemm's alpha and beta * C (when C is not the template's bias), then the
-  // elementwise chain that consumes the product alone.
+  // The epilogue: the binding's scale and addend (Gemm's alpha and beta * C when C is not the
+  // template's bias), then the elementwise chain that consumes the product alone.
   const ir::Buffer out_buffer = program.buffers[program.num_inputs];
-  if (!is_conv && buffer_shape(anchor_shape) == out_buffer->shape) {
+  if (!packed && buffer_shape(anchor_shape) == out_buffer->shape) {
     chain = absorb_chain(anchor, anchor_shape);
   }
   int64_t out_block = layout.packed_output ? out_buffer->shape[4] : 0;
-  bool pre = alpha != 1.0f || (!c_tensor.empty() && !c_is_bias);
+  bool pre = alpha != 1.0f || !c_tensor.empty();
   std::string result = chain.empty() ? anchor : chain.back()->outputs[0];
 
   EpilogueInputs extras(graph_);
@@ -518,7 +500,7 @@ Status ModelCompiler::emit_tunable(size_t index, const ops::Workload& workload) 
     };
     ir::Expr value = v;
     if (alpha != 1.0f) value = value * ir::f32(alpha);
-    if (!c_tensor.empty() && !c_is_bias) {
+    if (!c_tensor.empty()) {
       ir::Expr c = extras.load(c_tensor, broadcast_index(idx, graph_.tensor(c_tensor).shape));
       value = value + (beta == 1.0f ? c : c * ir::f32(beta));
     }
@@ -595,7 +577,7 @@ Status ModelCompiler::emit_tunable(size_t index, const ops::Workload& workload) 
   return Status::Ok();
 }
 
-Status ModelCompiler::emit_view(const Node& node) {
+Status ModelEmitter::emit_view(const Node& node) {
   KILN_ASSIGN_OR_RETURN(int in, value_of(node.inputs[0]));
   const std::string& out = node.outputs[0];
   int id = add_value(out, graph_.tensor(out).shape, ModelValueKind::kView);
@@ -605,7 +587,7 @@ Status ModelCompiler::emit_view(const Node& node) {
   return Status::Ok();
 }
 
-Status ModelCompiler::emit_elementwise(size_t index) {
+Status ModelEmitter::emit_elementwise(size_t index) {
   const Node& node = graph_.nodes[index];
   fused_[index] = true;
   mark_done(node);
@@ -632,7 +614,7 @@ Status ModelCompiler::emit_elementwise(size_t index) {
   return Status::Ok();
 }
 
-Status ModelCompiler::emit_lowered(const Node& node) {
+Status ModelEmitter::emit_lowered(const Node& node) {
   KILN_ASSIGN_OR_RETURN(ir::Program program, lower_node(graph_, node, target_info_));
   std::vector<int> values;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -660,7 +642,7 @@ Status ModelCompiler::emit_lowered(const Node& node) {
   return Status::Ok();
 }
 
-Status ModelCompiler::emit_packed_pool(const Node& node) {
+Status ModelEmitter::emit_packed_pool(const Node& node) {
   const Packed in = packed_.at(node.inputs[0]);
   KILN_ASSIGN_OR_RETURN(ir::Program program,
                         lower_packed_pool(graph_, node, kg_.values[in.value].shape));
@@ -674,7 +656,7 @@ Status ModelCompiler::emit_packed_pool(const Node& node) {
   return Status::Ok();
 }
 
-Status ModelCompiler::emit_node(size_t index) {
+Status ModelEmitter::emit_node(size_t index) {
   const Node& node = graph_.nodes[index];
   if (is_view_op(node.op_type)) return emit_view(node);
   // A pool of a conv's packed output stays packed (MaxPool) or reads it as it is (global).
@@ -691,7 +673,7 @@ Status ModelCompiler::emit_node(size_t index) {
 
 // A graph output must own its storage (it outlives the run): one that is a view, an input or a
 // constant is copied into an output value.
-Status ModelCompiler::emit_output_copies() {
+Status ModelEmitter::emit_output_copies() {
   for (const std::string& name : graph_.outputs) {
     const frontend::Tensor& t = graph_.tensor(name);
     if (t.dtype == frontend::DType::kInt64 && t.is_constant) {
@@ -719,84 +701,12 @@ Status ModelCompiler::emit_output_copies() {
   return Status::Ok();
 }
 
-void ModelCompiler::record_use(size_t producer, size_t consumer, EdgeUse use,
-                               const std::string& tensor) {
-  uses_.emplace(std::make_tuple(producer, consumer, use), graph_.tensor(tensor).shape);
+void ModelEmitter::record_use(size_t producer, size_t consumer, EdgeUse use,
+                              const std::string& tensor) {
+  structure_.uses.emplace(std::make_tuple(producer, consumer, use), graph_.tensor(tensor).shape);
 }
 
-Status ModelCompiler::plan_layouts(CompileReport* report) {
-  // The structure: which conv reads which conv's packed output, and how. It does not depend on
-  // the configs (only the blocks do), so the fallback configs find it.
-  ModelCompiler structure(graph_, target_, options_);
-  structure.planning_ = true;
-  KILN_RETURN_IF_ERROR(structure.emit_graph());
-
-  std::vector<std::vector<ConvCandidate>> candidates;
-  std::vector<PlanNode> nodes;
-  std::map<size_t, int> plan_index;
-  bool any_choice = false;
-  for (const PlannedConv& conv : structure.convs_) {
-    KILN_ASSIGN_OR_RETURN(
-        std::vector<ConvCandidate> cands,
-        conv_candidates(conv.workload, options_.store, target_.to_string(), target_info_));
-    PlanNode n;
-    for (const ConvCandidate& c : cands) {
-      n.candidates.push_back({c.blocks.in, c.blocks.out, c.seconds});
-    }
-    any_choice = any_choice || cands.size() > 1;
-    plan_index[conv.node] = static_cast<int>(nodes.size());
-    nodes.push_back(std::move(n));
-    candidates.push_back(std::move(cands));
-  }
-  std::vector<PlanEdge> edges;
-  for (const auto& [key, shape] : structure.uses_) {
-    edges.push_back({plan_index.at(std::get<0>(key)), plan_index.at(std::get<1>(key)),
-                     std::get<2>(key), shape});
-  }
-
-  // Transform costs: measured on this machine when there is a choice to make.
-  TransformCosts costs = TransformCosts::estimated();
-  std::string costs_note = "not measured: no conv had a choice of blocks";
-  Status runnable = builder::runs_on_host(target_);
-  if (any_choice && !runnable.ok()) {
-    // The host's timings say nothing of another CPU's, and its kernels must not run here.
-    costs_note = "fixed estimates, not measured: " + runnable.message();
-  } else if (any_choice) {
-    Result<TransformCosts> measured = TransformCosts::measure(builder::host_target());
-    if (measured.ok()) {
-      costs = std::move(measured).value();
-      char text[96];
-      std::snprintf(text, sizeof(text), "measured on this machine in %.2f s",
-                    costs.measure_seconds());
-      costs_note = text;
-    } else {
-      costs_note = "estimated (measuring failed: " + measured.status().message() + ")";
-    }
-  }
-  KILN_ASSIGN_OR_RETURN(
-      LayoutPlan plan,
-      compiler::plan_layouts(nodes, edges,
-                             [&](const std::vector<int64_t>& shape, int64_t from, int64_t to) {
-                               return costs.seconds(shape, from, to);
-                             }));
-  int unmeasured = 0;
-  for (size_t i = 0; i < structure.convs_.size(); ++i) {
-    const ConvCandidate& c = candidates[i][plan.choice[i]];
-    plan_[structure.convs_[i].node] = {c.tmpl, c.workload, c.config, !c.fallback};
-    if (!c.measured) ++unmeasured;
-  }
-  if (report && !nodes.empty()) {
-    report->planned = true;
-    report->plan_kernel_seconds = plan.kernel_seconds;
-    report->plan_transform_seconds = plan.transform_seconds;
-    report->plan_transforms = plan.transforms;
-    report->plan_unmeasured_kernels = unmeasured;
-    report->transform_costs = costs_note;
-  }
-  return Status::Ok();
-}
-
-Status ModelCompiler::emit_graph() {
+Status ModelEmitter::emit_graph() {
   fused_nodes_ = fold_batch_norms(&graph_);
   for (const std::string& o : graph_.outputs) graph_outputs_.insert(o);
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
@@ -818,10 +728,7 @@ Status ModelCompiler::emit_graph() {
   return Status::Ok();
 }
 
-Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
-  if (options_.store) KILN_RETURN_IF_ERROR(plan_layouts(report));
-  KILN_RETURN_IF_ERROR(emit_graph());
-
+Result<ModelArtifact> ModelEmitter::assemble(CompileReport* report) {
   ModelArtifact model;
   model.kiln_version = KILN_VERSION;
   model.target = target_.to_string();
@@ -853,8 +760,20 @@ Result<ModelArtifact> ModelCompiler::compile(CompileReport* report) {
 Result<ModelArtifact> compile_model(const frontend::Graph& graph, const CompileOptions& options,
                                     CompileReport* report) {
   KILN_ASSIGN_OR_RETURN(Target target, builder::parse_target(options.target));
-  ModelCompiler compiler(graph, std::move(target), options);
-  return compiler.compile(report);
+  // The convs' configs are chosen together (the planner) before the model is emitted with them
+  // (the emitter); without a store every node takes its fallback config.
+  ConvPlan plan;
+  if (options.store) {
+    ModelEmitter structure(graph, target, options, /*plan=*/nullptr);
+    KILN_RETURN_IF_ERROR(structure.emit_graph());
+    ops::TargetInfo info;
+    info.simd_lanes = target.simd_lanes();
+    KILN_ASSIGN_OR_RETURN(plan,
+                          plan_convs(structure.structure(), options.store, target, info, report));
+  }
+  ModelEmitter emitter(graph, std::move(target), options, &plan);
+  KILN_RETURN_IF_ERROR(emitter.emit_graph());
+  return emitter.assemble(report);
 }
 
 }  // namespace kiln::compiler

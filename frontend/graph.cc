@@ -28,12 +28,6 @@ std::string dtype_name(DType t) {
   return "dtype " + std::to_string(static_cast<int32_t>(t));
 }
 
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s;
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
-  return s.empty() ? "scalar" : s;
-}
-
 int64_t Tensor::num_elements() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "ops/node_view.h"
 
 namespace kiln::frontend {
 
@@ -31,7 +32,7 @@ enum class DType : int32_t {
 std::string dtype_name(DType t);
 
 // "1x3x224x224" ("scalar" for no dimensions): how messages write a shape.
-std::string dims_text(const std::vector<int64_t>& dims);
+using ops::dims_text;
 
 struct Tensor {
   std::string name;

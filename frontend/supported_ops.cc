@@ -4,14 +4,14 @@
 #include <map>
 #include <set>
 
+#include "ops/registry.h"
+
 namespace kiln::frontend {
 
 const std::vector<std::string>& supported_ops() {
   static const std::vector<std::string> kOps = [] {
-    std::vector<std::string> ops = {"Conv",
-                                    "Gemm",
-                                    "MatMul",
-                                    "BatchNormalization",
+    // The tunable nodes' op types come from the operators that map them (ops/operator.h).
+    std::vector<std::string> ops = {"BatchNormalization",
                                     "Relu",
                                     "LeakyRelu",
                                     "Clip",
@@ -53,7 +53,11 @@ const std::vector<std::string>& supported_ops() {
                                     "Identity",
                                     "Dropout",
                                     "Constant"};
+    for (const ops::Operator* op : ops::all_operators()) {
+      for (const std::string& type : op->onnx_ops()) ops.push_back(type);
+    }
     std::sort(ops.begin(), ops.end());
+    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
     return ops;
   }();
   return kOps;

@@ -11,7 +11,8 @@ namespace kiln::frontend {
 inline constexpr int64_t kMinOpset = 11;
 inline constexpr int64_t kMaxOpset = 17;
 
-// Sorted op types.
+// Sorted op types: the importer's own and those the registered operators map
+// (ops/registry.h). REQUIRES: called after static initialization.
 const std::vector<std::string>& supported_ops();
 bool is_supported_op(const std::string& op_type);
 // "Abs, Add, AveragePool, ..." for messages.

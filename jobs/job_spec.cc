@@ -292,14 +292,12 @@ Status check_what(const Reader& r, const YAML::Node& root, const JobSpec& spec) 
       return r.error("template", "is for workloads; a model's tasks use every template",
                      root["template"]);
     }
-    static const std::set<std::string> kOps = {"conv2d", "depthwise_conv2d", "dense",
-                                               "batch_matmul"};
     for (size_t i = 0; i < spec.ops.size(); ++i) {
-      if (!kOps.count(spec.ops[i])) {
-        return r.error("ops[" + std::to_string(i) + "]",
-                       "unknown operator '" + spec.ops[i] +
-                           "' (known: conv2d, depthwise_conv2d, dense, batch_matmul)",
-                       root["ops"]);
+      if (!ops::find_operator(spec.ops[i])) {
+        return r.error(
+            "ops[" + std::to_string(i) + "]",
+            "unknown operator '" + spec.ops[i] + "' (known: " + ops::operator_names() + ")",
+            root["ops"]);
       }
     }
     return Status::Ok();

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "ops/limits.h"
+#include "ops/matmul_node.h"
+#include "ops/matmul_splits.h"
 #include "ops/packed_matmul.h"
 #include "ops/registry.h"
 #include "ops/schedule_util.h"
@@ -87,9 +89,7 @@ class BatchMatmul final : public Template {
   ConfigSpace space(const Workload& w) const override {
     Shape s = shape_of(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, factor_splits(2));
-    space.define_split("tile_x", s.n, factor_splits(2));
-    space.define_split("tile_k", s.k, factor_splits(2));
+    define_matmul_splits(&space, s.m, s.n, s.k, 2);
     return space;
   }
 
@@ -113,11 +113,9 @@ class BatchMatmul final : public Template {
     if (!layout.is_default())
       return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
     Shape s = shape_of(w);
-    KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(kName, config, "tile_y", s.m, 2));
-    KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(kName, config, "tile_x", s.n, 2));
-    KILN_ASSIGN_OR_RETURN(auto tile_k, tile_sizes(kName, config, "tile_k", s.k, 2));
-    const int64_t yo_n = tile_y[0], ty = tile_y[1], xo_n = tile_x[0], bn = tile_x[1];
-    const int64_t ko_n = tile_k[0], kt = tile_k[1];
+    KILN_ASSIGN_OR_RETURN(MatmulSplits t, matmul_splits(kName, config, s.m, s.n, s.k, 2));
+    const int64_t yo_n = t.y[0], ty = t.y[1], xo_n = t.x[0], bn = t.x[1];
+    const int64_t ko_n = t.k[0], kt = t.k[1];
 
     Buffer x_buf("X", {s.b, s.m, s.k}, BufferScope::kArgument);
     Buffer y_buf("Y", {s.b, s.n, s.k}, BufferScope::kArgument);
@@ -189,7 +187,57 @@ class BatchMatmul final : public Template {
   }
 };
 
+// The operator: Gemm and MatMul nodes that are not dense (two activations, or a batched
+// weight), B = the broadcast batch size.
+class BatchMatmulOperator final : public Operator {
+ public:
+  std::string_view name() const override { return "batch_matmul"; }
+  std::vector<std::string> onnx_ops() const override { return {"Gemm", "MatMul"}; }
+
+  Result<std::optional<Workload>> workload_of(const NodeView& node) const override {
+    KILN_ASSIGN_OR_RETURN(MatmulOperands m, matmul_operands(node));
+    if (m.constant_matrix_b) return std::optional<Workload>();  // dense's
+    // Batch dimensions broadcast as numpy does.
+    std::vector<int64_t> batch_a(m.a.begin(), m.a.end() - 2), batch_b(m.b.begin(), m.b.end() - 2);
+    size_t rank = std::max(batch_a.size(), batch_b.size());
+    batch_a.insert(batch_a.begin(), rank - batch_a.size(), 1);
+    batch_b.insert(batch_b.begin(), rank - batch_b.size(), 1);
+    int64_t batch = 1;
+    for (size_t i = 0; i < rank; ++i) {
+      if (batch_a[i] != batch_b[i] && batch_a[i] != 1 && batch_b[i] != 1) {
+        return node.not_expressible("batch dimensions do not broadcast");
+      }
+      batch *= std::max(batch_a[i], batch_b[i]);
+    }
+    Workload out;
+    out.op = "batch_matmul";
+    out.params = {{"B", batch}, {"M", m.a[m.a.size() - 2]}, {"N", m.n}, {"K", m.k}};
+    return std::optional(out);
+  }
+
+  Result<Workload> from_tvm_args(const nlohmann::json& args) const override {
+    return matmul_from_tvm_args(std::string(name()), args, /*batched=*/true);
+  }
+
+  Result<Binding> bind(const NodeView& node, const Workload&,
+                       ArgumentBinder& binder) const override {
+    GemmTerms t = gemm_terms(node);
+    const std::vector<int64_t>& out_shape = node.shape(node.outputs()[0]);
+    std::vector<int64_t> batch(out_shape.begin(),
+                               out_shape.end() - std::min<size_t>(2, out_shape.size()));
+    if (batch.empty()) batch = {1};
+    KILN_ASSIGN_OR_RETURN(int a, binder.operand(node.inputs()[0], batch, t.trans_a));
+    KILN_ASSIGN_OR_RETURN(int b, binder.operand(node.inputs()[1], batch, !t.trans_b));
+    return gemm_binding(t, {a, b}, /*c_is_bias=*/false);
+  }
+};
+
 }  // namespace
+
+const Operator& batch_matmul_operator() {
+  static const BatchMatmulOperator instance;
+  return instance;
+}
 
 const Template& batch_matmul_template() {
   static const BatchMatmul instance;

@@ -111,8 +111,8 @@ class Conv2dNchwcTemplate final : public Template {
                         const TargetInfo& target) const override {
     conv::Geometry g = conv::geometry(w);
     auto [oh, ow] = space_output_size(g);
-    int64_t oc_bn = largest_divisor_at_most(g.k, target.simd_lanes);
-    int64_t ic_bn = largest_divisor_at_most(g.c, oc_bn);
+    ActivationBlocks blocks = conv::fallback_blocks(g, target);
+    int64_t oc_bn = blocks.out, ic_bn = blocks.in;
     std::vector<std::pair<std::string, Entity>> entities = {
         {"tile_ic", SplitEntity{{g.c / ic_bn, ic_bn}}},
         {"tile_oc", SplitEntity{{g.k / oc_bn, oc_bn}}}};
@@ -134,8 +134,8 @@ class Conv2dNchwcTemplate final : public Template {
                                   const TargetInfo& target,
                                   const ActivationLayout& layout = {}) const override {
     conv::Geometry g = conv::geometry(w);
-    KILN_ASSIGN_OR_RETURN(int64_t ic_bn, conv::split_inner(config, "tile_ic", g.c));
-    KILN_ASSIGN_OR_RETURN(int64_t oc_bn, conv::split_inner(config, "tile_oc", g.k));
+    KILN_ASSIGN_OR_RETURN(ActivationBlocks channels, conv::channel_blocks(g, config));
+    const int64_t ic_bn = channels.in, oc_bn = channels.out;
     KILN_ASSIGN_OR_RETURN(int64_t reg_n, conv::split_inner(config, "tile_ow", 0));
     conv::Tiling t{oc_bn, reg_n, 1};
     bool unroll_kw = false;
@@ -153,17 +153,17 @@ class Conv2dNchwcTemplate final : public Template {
       unroll_kw = unroll.get<bool>();
     }
 
-    conv::TiledShape ts = conv::tiled_shape(g, t);
-    KILN_ASSIGN_OR_RETURN(ir::Buffer data, conv::data_buffer(g, layout));
-    ir::Buffer weight("weight", {g.k, g.c, g.r, g.s}, ir::BufferScope::kArgument);
-    ir::Buffer bias("bias", {g.k}, ir::BufferScope::kArgument);
-    ir::Buffer output = conv::output_buffer(g, oc_bn, layout);
-    ir::Buffer data_vec = conv::packed_data_buffer(g, ts, ic_bn);
-    ir::Buffer kernel_vec("kernel_vec", {g.k / oc_bn, g.c / ic_bn, g.r, g.s, ic_bn, oc_bn},
-                          ir::BufferScope::kWorkspace);
-    ir::Buffer rows = conv::row_workspace(g, t, layout.packed_output);
-
-    auto reduction = [&](const conv::Tile& tile) {
+    conv::DirectConv direct;
+    direct.name = "conv2d_NCHWc";
+    direct.weight_shape = {g.k, g.c, g.r, g.s};
+    direct.kernel_vec_shape = {g.k / oc_bn, g.c / ic_bn, g.r, g.s, ic_bn, oc_bn};
+    direct.ic_bn = ic_bn;
+    direct.tiling = t;
+    direct.pack_weight = [&](const ir::Buffer& weight, const ir::Buffer& kernel_vec) {
+      return pack_weight(g, ic_bn, oc_bn, weight, kernel_vec);
+    };
+    direct.reduction = [&](const conv::Tile& tile, const ir::Buffer& data_vec,
+                           const ir::Buffer& kernel_vec) {
       Expr icc = ir::var("icc"), icb = ir::var("icb");
       Expr kh = is_1x1(g) ? Expr(0) : ir::var("kh"), kw = is_1x1(g) ? Expr(0) : ir::var("kw");
       Stmt update = conv::accumulate(tile, [&](const Expr& ohi, const Expr& j, const Expr& v) {
@@ -180,19 +180,7 @@ class Conv2dNchwcTemplate final : public Template {
       }
       return ir::LoopNest({{icc, ic_chunks}, {kh, g.r}, {kw, g.s}, {icb, ic_bn}}, update);
     };
-
-    ir::Program program;
-    program.name = "conv2d_NCHWc";
-    program.buffers = {data, weight, bias, output, data_vec, kernel_vec};
-    if (rows.defined()) program.buffers.push_back(rows);
-    program.num_inputs = 3;
-    program.num_outputs = 1;
-    program.stages = {
-        {"conv2d_NCHWc_pack_data", conv::pack_data(g, ic_bn, data, data_vec), false},
-        {"conv2d_NCHWc_pack_weight", pack_weight(g, ic_bn, oc_bn, weight, kernel_vec), false},
-        {"conv2d_NCHWc_compute",
-         conv::compute(g, t, target, bias, output, rows, reduction, layout.packed_output), true}};
-    return program;
+    return conv::direct_conv_program(g, direct, target, layout);
   }
 
   std::optional<ActivationBlocks> activation_blocks(const Workload& w,
@@ -230,7 +218,39 @@ class Conv2dNchwcTemplate final : public Template {
   }
 };
 
+// The operator: ONNX Conv nodes of group 1. A depthwise node (group = C = K) is
+// depthwise_conv2d's; other groups have no kiln template.
+class Conv2dOperator final : public conv::ConvOperator {
+ public:
+  std::string_view name() const override { return "conv2d"; }
+
+  Result<std::optional<Workload>> workload_of(const NodeView& node) const override {
+    KILN_ASSIGN_OR_RETURN(conv::ConvNode conv, conv::read_conv_node(node));
+    if (conv.groups != 1) {
+      if (conv.groups == conv.c && conv.k == conv.c) return std::optional<Workload>();
+      return node.not_expressible("grouped convolution (group=" + std::to_string(conv.groups) +
+                                  ", C=" + std::to_string(conv.c) +
+                                  ", K=" + std::to_string(conv.k) +
+                                  ") has no kiln template: only group=1 (conv2d) and group=C=K "
+                                  "(depthwise_conv2d)");
+    }
+    Workload out = std::move(conv.workload);
+    out.op = "conv2d";
+    out.params["K"] = conv.k;
+    out.params["groups"] = 1;
+    return std::optional(out);
+  }
+
+ protected:
+  bool has_k() const override { return true; }
+};
+
 }  // namespace
+
+const Operator& conv2d_operator() {
+  static const Conv2dOperator kOperator;
+  return kOperator;
+}
 
 const Template& conv2d_nchwc_template() {
   static const Conv2dNchwcTemplate kTemplate;

@@ -170,8 +170,8 @@ class Conv2dWinogradTemplate final : public Template {
   ConfigEntity fallback(const Workload& w, const ConfigSpace& space,
                         const TargetInfo& target) const override {
     conv::Geometry g = conv::geometry(w);
-    int64_t oc_bn = largest_divisor_at_most(g.k, target.simd_lanes);
-    int64_t ic_bn = largest_divisor_at_most(g.c, oc_bn);
+    ActivationBlocks blocks = conv::fallback_blocks(g, target);
+    int64_t oc_bn = blocks.out, ic_bn = blocks.in;
     int64_t k_inner = largest_divisor_at_most(g.c, 4);
     // The largest tile_t inner factor <= 8 (the knob's entities are not sorted).
     const Knob* tile_t = space.find_knob("tile_t");
@@ -197,8 +197,8 @@ class Conv2dWinogradTemplate final : public Template {
                                   const TargetInfo& target,
                                   const ActivationLayout& layout = {}) const override {
     conv::Geometry g = conv::geometry(w);
-    KILN_ASSIGN_OR_RETURN(int64_t ic_bn, conv::split_inner(config, "tile_ic", g.c));
-    KILN_ASSIGN_OR_RETURN(int64_t oc_bn, conv::split_inner(config, "tile_oc", g.k));
+    KILN_ASSIGN_OR_RETURN(ActivationBlocks channels, conv::channel_blocks(g, config));
+    const int64_t ic_bn = channels.in, oc_bn = channels.out;
     KILN_ASSIGN_OR_RETURN(int64_t t_bn, conv::split_inner(config, "tile_t", 0));
     KILN_ASSIGN_OR_RETURN(int64_t k_inner, conv::split_inner(config, "tile_k", g.c));
     WinogradShape ws = winograd_shape(g, t_bn);
@@ -207,8 +207,7 @@ class Conv2dWinogradTemplate final : public Template {
     Buffer weight("weight", {g.k, g.c, g.r, g.s}, BufferScope::kArgument);
     Buffer bias("bias", {g.k}, BufferScope::kArgument);
     Buffer output = conv::output_buffer(g, oc_bn, layout);
-    // "data_vec" as in the direct template: the compiler counts a data_vec whose block differs
-    // from the producer's as a layout transform.
+    // Named as in the direct template.
     Buffer data_vec("data_vec",
                     {g.n, g.c / ic_bn, ws.tiles_h * kTileOut + 2, ws.tiles_w * kTileOut + 2, ic_bn},
                     BufferScope::kWorkspace);

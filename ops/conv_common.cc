@@ -173,11 +173,21 @@ Result<int64_t> split_inner(const ConfigEntity& config, std::string_view knob,
   return inner;
 }
 
+Result<ActivationBlocks> channel_blocks(const Geometry& g, const ConfigEntity& config) {
+  KILN_ASSIGN_OR_RETURN(int64_t in, split_inner(config, "tile_ic", g.c));
+  KILN_ASSIGN_OR_RETURN(int64_t out, split_inner(config, "tile_oc", g.k));
+  return ActivationBlocks{in, out};
+}
+
 std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEntity& config) {
-  Result<int64_t> in = split_inner(config, "tile_ic", g.c);
-  Result<int64_t> out = split_inner(config, "tile_oc", g.k);
-  if (!in.ok() || !out.ok()) return std::nullopt;
-  return ActivationBlocks{*in, *out};
+  Result<ActivationBlocks> blocks = channel_blocks(g, config);
+  if (!blocks.ok()) return std::nullopt;
+  return *blocks;
+}
+
+ActivationBlocks fallback_blocks(const Geometry& g, const TargetInfo& target) {
+  int64_t oc_bn = largest_divisor_at_most(g.k, target.simd_lanes);
+  return {largest_divisor_at_most(g.c, oc_bn), oc_bn};
 }
 
 Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob) {
@@ -403,6 +413,36 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
   Stmt body = ir::Seq({tiles, unpack});
   if (local_row) body = ir::Allocate(row, body);
   return ir::For(f, g.n * oc_chunks * ts.oh_chunks, LoopKind::kParallel, body);
+}
+
+Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& conv,
+                                        const TargetInfo& target, const ActivationLayout& layout) {
+  const Tiling& t = conv.tiling;
+  TiledShape ts = tiled_shape(g, t);
+  KILN_ASSIGN_OR_RETURN(ir::Buffer data, data_buffer(g, layout));
+  ir::Buffer weight("weight", conv.weight_shape, ir::BufferScope::kArgument);
+  ir::Buffer bias("bias", {g.k}, ir::BufferScope::kArgument);
+  ir::Buffer output = output_buffer(g, t.oc_bn, layout);
+  ir::Buffer data_vec = packed_data_buffer(g, ts, conv.ic_bn);
+  ir::Buffer kernel_vec("kernel_vec", conv.kernel_vec_shape, ir::BufferScope::kWorkspace);
+  ir::Buffer rows = row_workspace(g, t, layout.packed_output);
+
+  ir::Program program;
+  program.name = conv.name;
+  program.buffers = {data, weight, bias, output, data_vec, kernel_vec};
+  if (rows.defined()) program.buffers.push_back(rows);
+  program.num_inputs = 3;
+  program.num_outputs = 1;
+  program.stages = {
+      {conv.name + "_pack_data", pack_data(g, conv.ic_bn, data, data_vec), false},
+      {conv.name + "_pack_weight", conv.pack_weight(weight, kernel_vec), false},
+      {conv.name + "_compute",
+       compute(
+           g, t, target, bias, output, rows,
+           [&](const Tile& tile) { return conv.reduction(tile, data_vec, kernel_vec); },
+           layout.packed_output),
+       true}};
+  return program;
 }
 
 }  // namespace kiln::ops::conv

@@ -1,5 +1,6 @@
-// Pieces shared by the NCHWc convolution templates (conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86):
-// workload keys and geometry, the reference implementation, TVM argument serialization, config
+// Pieces shared by the NCHWc convolution templates (conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86)
+// and their operators: workload keys and geometry, ONNX Conv nodes, kernel argument binding, the
+// reference implementation, TVM argument serialization and reading, config
 // access that reports bad configs instead of aborting, and the loop nests of the schedule:
 //
 //   pack_data   (untimed)  data NCHW -> zero-padded NCHW{ic_bn}c workspace
@@ -32,6 +33,8 @@
 #include "ir/ir.h"
 #include "ops/config_space.h"
 #include "ops/limits.h"
+#include "ops/node_view.h"
+#include "ops/operator.h"
 #include "ops/schedule_util.h"
 #include "ops/template.h"
 #include "ops/workload.h"
@@ -63,6 +66,33 @@ Geometry geometry(const Workload& w);
 // `kernel_shape`: [data, kernel, [sh, sw], [pt, pl, pb, pr], [d, d], "NCHW", "NCHW", "float32"].
 nlohmann::json tvm_args(const Geometry& g, const std::vector<int64_t>& kernel_shape);
 
+// An ONNX Conv node with 4-D data, as the conv operators read it: the workload parameters both
+// conv2d and depthwise_conv2d take (N, C, H, W, R, S, stride_h/_w, pad_h/_w, dilation; op not
+// set), with the node's group count, channels C and filters K. An error for what kiln's conv
+// workloads cannot express: data that is not 4-D, different dilations per axis, asymmetric padding
+// that changes the output size.
+struct ConvNode {
+  Workload workload;
+  int64_t groups = 1, c = 1, k = 1;
+};
+Result<ConvNode> read_conv_node(const NodeView& node);
+
+// What the conv operators (conv2d, depthwise_conv2d) share: they map ONNX Conv nodes (each claims
+// its groups, from read_conv_node), chain packed activations, read TVM args as tvm_args writes
+// them, and bind data (as the kernel's layout reads it), weight, and the node's bias or zeros.
+class ConvOperator : public Operator {
+ public:
+  std::vector<std::string> onnx_ops() const override { return {"Conv"}; }
+  bool packed_activations() const override { return true; }
+  Result<Workload> from_tvm_args(const nlohmann::json& args) const override;
+  Result<Binding> bind(const NodeView& node, const Workload& w,
+                       ArgumentBinder& binder) const override;
+
+ protected:
+  // Whether the workload has conv2d's K (depthwise workloads have none: K = C).
+  virtual bool has_k() const = 0;
+};
+
 // Direct convolution in double: out = conv(data, weight) + bias. `depthwise` reads input channel
 // k for output channel k and a weight of shape [k, 1, r, s].
 void reference(const Geometry& g, bool depthwise, const float* data, const float* weight,
@@ -75,8 +105,13 @@ void reference(const Geometry& g, bool depthwise, const float* data, const float
 // size[-1] of split `knob`; must be >= 1 and, when `must_divide` > 0, divide it.
 Result<int64_t> split_inner(const ConfigEntity& config, std::string_view knob, int64_t must_divide);
 // The blocks of an NCHWc config: tile_ic[-1] (must divide g.c) in, tile_oc[-1] (must divide g.k)
-// out; nullopt when either is missing or does not divide.
+// out; the error names the knob.
+Result<ActivationBlocks> channel_blocks(const Geometry& g, const ConfigEntity& config);
+// The same, nullopt when either is missing or does not divide.
 std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEntity& config);
+// TVM's fallback blocks: out (oc_bn) the largest divisor of g.k at most the SIMD width, in
+// (ic_bn) the largest divisor of g.c at most oc_bn.
+ActivationBlocks fallback_blocks(const Geometry& g, const TargetInfo& target);
 // The value of option `knob`.
 Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob);
 
@@ -144,6 +179,27 @@ ir::Stmt vector_loop(const std::string& name, int64_t extent,
 ir::Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target,
                  const ir::Buffer& bias, const ir::Buffer& output, const ir::Buffer& rows,
                  const std::function<ir::Stmt(const Tile&)>& reduction, bool packed_output = false);
+
+// A direct NCHWc convolution (conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86): what differs
+// between the templates, for direct_conv_program.
+struct DirectConv {
+  std::string name;                       // the program's, e.g. "conv2d_NCHWc"
+  std::vector<int64_t> weight_shape;      // the OIHW weight argument's
+  std::vector<int64_t> kernel_vec_shape;  // the packed weight workspace's
+  int64_t ic_bn = 1;                      // tile_ic[-1]: the packed data's block
+  Tiling tiling;
+  std::function<ir::Stmt(const ir::Buffer& weight, const ir::Buffer& kernel_vec)> pack_weight;
+  std::function<ir::Stmt(const Tile& tile, const ir::Buffer& data_vec,
+                         const ir::Buffer& kernel_vec)>
+      reduction;
+};
+
+// The program of a direct NCHWc convolution: arguments data, weight, bias, output (under
+// `layout`), workspaces data_vec, kernel_vec and the row workspace when compute() needs one; the
+// stages <name>_pack_data and <name>_pack_weight (untimed: tuning takes both pre-packed, as
+// AutoTVM does), then the timed <name>_compute.
+Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& conv,
+                                        const TargetInfo& target, const ActivationLayout& layout);
 
 // The data and output argument buffers of a conv kernel under `layout` (NCHW by default, else
 // NCHW{block}c); an InstantiationError when a block does not divide the channels.

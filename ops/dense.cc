@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "ops/limits.h"
+#include "ops/matmul_node.h"
+#include "ops/matmul_splits.h"
 #include "ops/packed_matmul.h"
 #include "ops/registry.h"
 #include "ops/schedule_util.h"
@@ -131,9 +133,7 @@ class DenseNopack final : public DenseBase {
   ConfigSpace space(const Workload& w) const override {
     DenseShape s = shape(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, factor_splits(2));
-    space.define_split("tile_x", s.n, factor_splits(2));
-    space.define_split("tile_k", s.k, factor_splits(2));
+    define_matmul_splits(&space, s.m, s.n, s.k, 2);
     return space;
   }
 
@@ -154,11 +154,9 @@ class DenseNopack final : public DenseBase {
     if (!layout.is_default())
       return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
     DenseShape s = shape(w);
-    KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(name(), config, "tile_y", s.m, 2));
-    KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(name(), config, "tile_x", s.n, 2));
-    KILN_ASSIGN_OR_RETURN(auto tile_k, tile_sizes(name(), config, "tile_k", s.k, 2));
-    const int64_t yo_n = tile_y[0], ty = tile_y[1], xo_n = tile_x[0], tx = tile_x[1];
-    const int64_t ko_n = tile_k[0], vec = tile_k[1];
+    KILN_ASSIGN_OR_RETURN(MatmulSplits t, matmul_splits(name(), config, s.m, s.n, s.k, 2));
+    const int64_t yo_n = t.y[0], ty = t.y[1], xo_n = t.x[0], tx = t.x[1];
+    const int64_t ko_n = t.k[0], vec = t.k[1];
     // A CC over the stack cap is computed sub-tile by sub-tile: serial loops over blocks of
     // rows, columns and lanes around init/update/write. Each C[row, col] still adds bias, then
     // the lanes in order, each lane summed over k in order: the unblocked result.
@@ -240,9 +238,7 @@ class DensePack final : public DenseBase {
   ConfigSpace space(const Workload& w) const override {
     DenseShape s = shape(w);
     ConfigSpace space;
-    space.define_split("tile_y", s.m, factor_splits(3));
-    space.define_split("tile_x", s.n, factor_splits(3));
-    space.define_split("tile_k", s.k, factor_splits(2));
+    define_matmul_splits(&space, s.m, s.n, s.k, 3);
     space.define_split("tile_inner", s.m,
                        factor_splits(2, [](const SplitEntity& e) { return e.size.back() <= 16; }));
     return space;
@@ -276,13 +272,11 @@ class DensePack final : public DenseBase {
     if (!layout.is_default())
       return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
     DenseShape s = shape(w);
-    KILN_ASSIGN_OR_RETURN(auto tile_y, tile_sizes(name(), config, "tile_y", s.m, 3));
-    KILN_ASSIGN_OR_RETURN(auto tile_x, tile_sizes(name(), config, "tile_x", s.n, 3));
-    KILN_ASSIGN_OR_RETURN(auto tile_k, tile_sizes(name(), config, "tile_k", s.k, 2));
+    KILN_ASSIGN_OR_RETURN(MatmulSplits t, matmul_splits(name(), config, s.m, s.n, s.k, 3));
     KILN_ASSIGN_OR_RETURN(auto tile_inner, tile_sizes(name(), config, "tile_inner", s.m, 2));
-    const int64_t yt_n = tile_y[0], yo_n = tile_y[1], ty = tile_y[2];
-    const int64_t xt_n = tile_x[0], xo_n = tile_x[1], bn = tile_x[2];
-    const int64_t ko_n = tile_k[0], kt = tile_k[1];
+    const int64_t yt_n = t.y[0], yo_n = t.y[1], ty = t.y[2];
+    const int64_t xt_n = t.x[0], xo_n = t.x[1], bn = t.x[2];
+    const int64_t ko_n = t.k[0], kt = t.k[1];
     // TVM splits y by tile_inner[-1] only when it is > 1; a split at least ty wide is no split.
     const int64_t ti = tile_inner[1] > 1 && tile_inner[1] < ty ? tile_inner[1] : ty;
 
@@ -328,7 +322,66 @@ class DensePack final : public DenseBase {
   }
 };
 
+// ------------------------------------------------------------------------------------------
+// The operator: Gemm and MatMul nodes whose B is a constant of rank <= 2 (M = rows of A, all its
+// leading dimensions flattened; bias=1 for a Gemm bias of N values, beta != 0).
+
+class DenseOperator final : public Operator {
+ public:
+  std::string_view name() const override { return "dense"; }
+  std::vector<std::string> onnx_ops() const override { return {"Gemm", "MatMul"}; }
+
+  Result<std::optional<Workload>> workload_of(const NodeView& node) const override {
+    KILN_ASSIGN_OR_RETURN(MatmulOperands m, matmul_operands(node));
+    if (!m.constant_matrix_b) return std::optional<Workload>();  // batch_matmul's
+    int64_t bias = 0;
+    if (!m.terms.c.empty()) {
+      const std::vector<int64_t>& c = node.shape(m.terms.c);
+      bool per_column =
+          (c.size() == 1 && c[0] == m.n) || (c.size() == 2 && c[0] == 1 && c[1] == m.n);
+      bias = per_column ? 1 : 0;
+    }
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < m.a.size(); ++i) rows *= m.a[i];
+    Workload out;
+    out.op = "dense";
+    out.params = {{"M", rows}, {"N", m.n}, {"K", m.k}, {"bias", bias}};
+    return std::optional(out);
+  }
+
+  Result<Workload> from_tvm_args(const nlohmann::json& args) const override {
+    return matmul_from_tvm_args(std::string(name()), args, /*batched=*/false);
+  }
+
+  Result<Binding> bind(const NodeView& node, const Workload& w,
+                       ArgumentBinder& binder) const override {
+    GemmTerms t = gemm_terms(node);
+    const std::vector<std::string>& in = node.inputs();
+    KILN_ASSIGN_OR_RETURN(int a,
+                          t.trans_a ? binder.operand(in[0], {1}, true) : binder.value(in[0]));
+    // The templates want the weight as [N, K]: ONNX's [K, N] is transposed (at compile time).
+    KILN_ASSIGN_OR_RETURN(int weight, binder.operand(in[1], {1}, !t.trans_b));
+    std::vector<int> args = {a, weight};
+    bool c_is_bias = false;
+    if (w.at("bias")) {
+      if (t.alpha == 1.0f && t.beta == 1.0f) {
+        KILN_ASSIGN_OR_RETURN(int b, binder.value(t.c));
+        c_is_bias = true;
+        args.push_back(b);
+      } else {
+        args.push_back(binder.zero_bias(w.at("N")));
+      }
+    }
+    return gemm_binding(t, std::move(args), c_is_bias);
+  }
+};
+
 }  // namespace
+
+const Operator& dense_operator() {
+  static const DenseOperator instance;
+  return instance;
+}
 
 const Template& dense_nopack_template() {
   static const DenseNopack instance;

@@ -83,8 +83,8 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
   ConfigEntity fallback(const Workload& w, const ConfigSpace& space,
                         const TargetInfo& target) const override {
     conv::Geometry g = conv::geometry(w);
-    int64_t oc_bn = largest_divisor_at_most(g.c, target.simd_lanes);
-    int64_t ic_bn = largest_divisor_at_most(g.c, oc_bn);
+    ActivationBlocks blocks = conv::fallback_blocks(g, target);
+    int64_t oc_bn = blocks.out, ic_bn = blocks.in;
     int64_t reg_n = largest_divisor_at_most(g.q, 31);
     Result<ConfigEntity> config = space.make_config({{"tile_ic", SplitEntity{{g.c / ic_bn, ic_bn}}},
                                                      {"tile_oc", SplitEntity{{g.c / oc_bn, oc_bn}}},
@@ -97,8 +97,8 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
                                   const TargetInfo& target,
                                   const ActivationLayout& layout = {}) const override {
     conv::Geometry g = conv::geometry(w);
-    KILN_ASSIGN_OR_RETURN(int64_t ic_bn, conv::split_inner(config, "tile_ic", g.c));
-    KILN_ASSIGN_OR_RETURN(int64_t oc_bn, conv::split_inner(config, "tile_oc", g.c));
+    KILN_ASSIGN_OR_RETURN(ActivationBlocks channels, conv::channel_blocks(g, config));
+    const int64_t ic_bn = channels.in, oc_bn = channels.out;
     KILN_ASSIGN_OR_RETURN(int64_t reg_n, conv::split_inner(config, "tile_ow", 0));
     KILN_ASSIGN_OR_RETURN(nlohmann::json unroll, conv::option(config, "unroll_kw"));
     if (!unroll.is_boolean()) {
@@ -107,17 +107,17 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
     bool unroll_kw = unroll.get<bool>();
     conv::Tiling t{oc_bn, reg_n, 1};
 
-    conv::TiledShape ts = conv::tiled_shape(g, t);
-    KILN_ASSIGN_OR_RETURN(ir::Buffer data, conv::data_buffer(g, layout));
-    ir::Buffer weight("weight", {g.c, 1, g.r, g.s}, ir::BufferScope::kArgument);
-    ir::Buffer bias("bias", {g.c}, ir::BufferScope::kArgument);
-    ir::Buffer output = conv::output_buffer(g, oc_bn, layout);
-    ir::Buffer data_vec = conv::packed_data_buffer(g, ts, ic_bn);
-    ir::Buffer kernel_vec("kernel_vec", {g.c / oc_bn, g.r, g.s, oc_bn},
-                          ir::BufferScope::kWorkspace);
-    ir::Buffer rows = conv::row_workspace(g, t, layout.packed_output);
-
-    auto reduction = [&](const conv::Tile& tile) {
+    conv::DirectConv direct;
+    direct.name = "depthwise_conv2d_NCHWc";
+    direct.weight_shape = {g.c, 1, g.r, g.s};
+    direct.kernel_vec_shape = {g.c / oc_bn, g.r, g.s, oc_bn};
+    direct.ic_bn = ic_bn;
+    direct.tiling = t;
+    direct.pack_weight = [&](const ir::Buffer& weight, const ir::Buffer& kernel_vec) {
+      return pack_weight(g, oc_bn, weight, kernel_vec);
+    };
+    direct.reduction = [&](const conv::Tile& tile, const ir::Buffer& data_vec,
+                           const ir::Buffer& kernel_vec) {
       Expr kh = ir::var("kh"), kw = ir::var("kw");
       Stmt update = conv::accumulate(tile, [&](const Expr&, const Expr& j, const Expr& v) {
         // Input channel oc_chunk * oc_bn + v of the NCHW{ic_bn}c data.
@@ -140,18 +140,7 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
           {{kh, g.r}, {kw, g.s, unroll_kw ? LoopKind::kUnrolled : LoopKind::kSerial}}, update);
     };
 
-    ir::Program program;
-    program.name = "depthwise_conv2d_NCHWc";
-    program.buffers = {data, weight, bias, output, data_vec, kernel_vec};
-    if (rows.defined()) program.buffers.push_back(rows);
-    program.num_inputs = 3;
-    program.num_outputs = 1;
-    program.stages = {
-        {"depthwise_conv2d_NCHWc_pack_data", conv::pack_data(g, ic_bn, data, data_vec), false},
-        {"depthwise_conv2d_NCHWc_pack_weight", pack_weight(g, oc_bn, weight, kernel_vec), false},
-        {"depthwise_conv2d_NCHWc_compute",
-         conv::compute(g, t, target, bias, output, rows, reduction, layout.packed_output), true}};
-    return program;
+    return conv::direct_conv_program(g, direct, target, layout);
   }
 
   std::optional<ActivationBlocks> activation_blocks(const Workload& w,
@@ -183,7 +172,31 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
   }
 };
 
+// The operator: ONNX Conv nodes of group = C = K (> 1).
+class DepthwiseConv2dOperator final : public conv::ConvOperator {
+ public:
+  std::string_view name() const override { return "depthwise_conv2d"; }
+
+  Result<std::optional<Workload>> workload_of(const NodeView& node) const override {
+    KILN_ASSIGN_OR_RETURN(conv::ConvNode conv, conv::read_conv_node(node));
+    if (conv.groups == 1 || conv.groups != conv.c || conv.k != conv.c) {
+      return std::optional<Workload>();  // conv2d's (which refuses other groups)
+    }
+    Workload out = std::move(conv.workload);
+    out.op = "depthwise_conv2d";
+    return std::optional(out);
+  }
+
+ protected:
+  bool has_k() const override { return false; }
+};
+
 }  // namespace
+
+const Operator& depthwise_conv2d_operator() {
+  static const DepthwiseConv2dOperator kOperator;
+  return kOperator;
+}
 
 const Template& depthwise_conv2d_nchwc_template() {
   static const DepthwiseConv2dNchwcTemplate kTemplate;

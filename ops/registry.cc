@@ -11,20 +11,51 @@ std::vector<const Template*>& registry() {
   return templates;
 }
 
+std::vector<const Operator*>& operators() {
+  static std::vector<const Operator*> list = {&conv2d_operator(), &depthwise_conv2d_operator(),
+                                              &dense_operator(), &batch_matmul_operator()};
+  return list;
+}
+
+// The entry of `list` named `name` (templates and operators alike), or nullptr.
+template <class T>
+const T* named(const std::vector<const T*>& list, std::string_view name) {
+  for (const T* entry : list) {
+    if (entry->name() == name) return entry;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 const std::vector<const Template*>& all_templates() { return registry(); }
+
+const std::vector<const Operator*>& all_operators() { return operators(); }
+
+void register_operator(const Operator* op) {
+  if (!find_operator(op->name())) operators().push_back(op);
+}
+
+const Operator* find_operator(std::string_view name) { return named(all_operators(), name); }
+
+std::string operator_names() {
+  std::string names;
+  for (const Operator* op : all_operators()) {
+    names += (names.empty() ? "" : ", ") + std::string(op->name());
+  }
+  return names;
+}
+
+Registration::Registration(const Operator* op, const std::vector<const Template*>& templates) {
+  register_operator(op);
+  for (const Template* t : templates) register_template(t);
+}
 
 void register_template(const Template* tmpl) {
   if (!find_template(tmpl->name())) registry().push_back(tmpl);
 }
 
-const Template* find_template(std::string_view name) {
-  for (const Template* t : all_templates()) {
-    if (t->name() == name) return t;
-  }
-  return nullptr;
-}
+const Template* find_template(std::string_view name) { return named(all_templates(), name); }
 
 std::vector<const Template*> templates_for_op(std::string_view op) {
   std::vector<const Template*> out;

@@ -1,10 +1,19 @@
-// The operator registry: every schedule template kiln knows, by TVM task name and by operator.
+// The operator registry: every operator kiln knows (ops/operator.h: its ONNX mapping, argument
+// binding and TVM args) and every schedule template (ops/template.h), by TVM task name and by
+// operator. The frontend, compiler, store, CLI and daemon find operators here, never by name in
+// their own code.
+//
+// kiln's own operators and templates are listed in registry.cc (that list fixes their order, and
+// makes the static library keep their files). An extension (a test-only operator) registers
+// itself from its one file with a file-scope `static const ops::Registration`.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "ops/operator.h"
 #include "ops/template.h"
 
 namespace kiln::ops {
@@ -31,7 +40,30 @@ std::vector<const Template*> templates_for_op(std::string_view op);
 Result<std::vector<const Template*>> resolve_templates(const Workload& w,
                                                        std::string_view template_name);
 
-// Each operator file defines its templates' accessor; the registry lists them.
+// All operators, in a fixed order (kiln's own: conv2d, depthwise_conv2d, dense, batch_matmul;
+// then registered ones in registration order).
+const std::vector<const Operator*>& all_operators();
+
+// Adds an operator. REQUIRES: as register_template. The operator must outlive the process.
+void register_operator(const Operator* op);
+
+// The operator named `name` (a workload's op), or nullptr.
+const Operator* find_operator(std::string_view name);
+
+// "conv2d, depthwise_conv2d, dense, batch_matmul": the operators' names, for messages and help.
+std::string operator_names();
+
+// Registers an extension's operator and templates during static initialization, before main
+// starts any builder or runner worker (those run the same binary, so register them too).
+struct Registration {
+  Registration(const Operator* op, const std::vector<const Template*>& templates);
+};
+
+// Each operator file defines its operator's and templates' accessors; the registry lists them.
+const Operator& conv2d_operator();
+const Operator& depthwise_conv2d_operator();
+const Operator& dense_operator();
+const Operator& batch_matmul_operator();
 const Template& dense_nopack_template();
 const Template& dense_pack_template();
 const Template& conv2d_nchwc_template();

@@ -10,68 +10,15 @@ namespace {
 
 using nlohmann::json;
 
-// TVM args -> kiln workload parameters, for the operators kiln has templates for. The inverse
-// of each template's tvm_args(); workload_from_tvm_args checks the round trip, so an arg list
-// this mapping reads wrongly is rejected rather than imported as another workload.
-
-// A TENSOR arg ["TENSOR", [dims...], "float32"] -> its dims.
-Result<std::vector<int64_t>> tensor_dims(const json& arg, size_t rank, const char* what) {
-  if (!arg.is_array() || arg.size() != 3 || arg[0] != "TENSOR" || !arg[1].is_array() ||
-      arg[1].size() != rank) {
-    return InvalidArgument(std::string(what) + ": expected [\"TENSOR\", [" + std::to_string(rank) +
-                           " dims], dtype], got " + arg.dump());
-  }
-  std::vector<int64_t> dims;
-  for (const json& d : arg[1]) {
-    if (!d.is_number_integer()) return InvalidArgument(std::string(what) + ": non-integer dim");
-    dims.push_back(d.get<int64_t>());
-  }
-  return dims;
-}
-
-Result<int64_t> int_at(const json& list, size_t i, const char* what) {
-  if (!list.is_array() || list.size() <= i || !list[i].is_number_integer()) {
-    return InvalidArgument(std::string(what) + ": expected an integer list, got " + list.dump());
-  }
-  return list[i].get<int64_t>();
-}
-
+// TVM args -> kiln workload parameters, by the template's operator (Operator::from_tvm_args, the
+// inverse of each template's tvm_args()); workload_from_tvm_args checks the round trip, so an
+// arg list this mapping reads wrongly is rejected rather than imported as another workload.
 Result<ops::Workload> from_tvm_args(const ops::Template& tmpl, const json& args) {
-  ops::Workload w;
-  w.op = std::string(tmpl.op());
   if (!args.is_array()) return InvalidArgument("args must be a list");
-  if (w.op == "dense" || w.op == "batch_matmul") {
-    bool batched = w.op == "batch_matmul";
-    size_t rank = batched ? 3 : 2;
-    if (args.size() < 2) return InvalidArgument("too few args");
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> a, tensor_dims(args[0], rank, "data"));
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> b, tensor_dims(args[1], rank, "weight"));
-    if (batched) w.params["B"] = a[0];
-    w.params["M"] = a[rank - 2];
-    w.params["K"] = a[rank - 1];
-    w.params["N"] = b[rank - 2];
-    if (!batched && args.size() > 2 && !args[2].is_null()) w.params["bias"] = 1;
-    return w;
-  }
-  if (w.op == "conv2d" || w.op == "depthwise_conv2d") {
-    if (args.size() < 5) return InvalidArgument("too few args");
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> data, tensor_dims(args[0], 4, "data"));
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, tensor_dims(args[1], 4, "kernel"));
-    w.params["N"] = data[0];
-    w.params["C"] = data[1];
-    w.params["H"] = data[2];
-    w.params["W"] = data[3];
-    if (w.op == "conv2d") w.params["K"] = kernel[0];
-    w.params["R"] = kernel[2];
-    w.params["S"] = kernel[3];
-    KILN_ASSIGN_OR_RETURN(w.params["stride_h"], int_at(args[2], 0, "strides"));
-    KILN_ASSIGN_OR_RETURN(w.params["stride_w"], int_at(args[2], 1, "strides"));
-    KILN_ASSIGN_OR_RETURN(w.params["pad_h"], int_at(args[3], 0, "padding"));
-    KILN_ASSIGN_OR_RETURN(w.params["pad_w"], int_at(args[3], 1, "padding"));
-    KILN_ASSIGN_OR_RETURN(w.params["dilation"], int_at(args[4], 0, "dilation"));
-    return w;
-  }
-  return InvalidArgument("no mapping from TVM args for operator " + w.op);
+  const ops::Operator* op = ops::find_operator(tmpl.op());
+  if (!op)
+    return InvalidArgument("no mapping from TVM args for operator " + std::string(tmpl.op()));
+  return op->from_tvm_args(args);
 }
 
 }  // namespace

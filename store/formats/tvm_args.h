@@ -16,8 +16,8 @@ Result<const ops::Template*> template_for_task(std::string_view task_name);
 // Parses and normalizes a kiln workload text for `tmpl` (the result is what records store).
 Result<ops::Workload> normalized_workload(const ops::Template& tmpl, std::string_view workload);
 
-// TVM args -> the normalized kiln workload (by operator: dense, batch_matmul, conv2d,
-// depthwise_conv2d), then checks that the
+// TVM args -> the normalized kiln workload (by the template's operator, ops/operator.h), then
+// checks that the
 // template serializes the workload back to exactly `args` (so a dtype, layout or padding kiln
 // cannot represent is an error rather than a silently different workload).
 Result<ops::Workload> workload_from_tvm_args(const ops::Template& tmpl, const nlohmann::json& args);
