@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <unordered_set>
 
 #include "common/stopwatch.h"
@@ -39,6 +41,17 @@ double ModelTuneJob::estimated_latency(const std::vector<ModelTaskState>& states
   }
   if (complete) *complete = all;
   return latency;
+}
+
+std::pair<int, int> ModelTuneJob::measured_workloads(
+    const std::vector<ModelTaskState>& states) const {
+  std::map<std::string, bool> measured;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    measured[tasks_[i].task.workload.to_string()] |= std::isfinite(states[i].best_seconds);
+  }
+  int n = 0;
+  for (const auto& [workload, yes] : measured) n += yes ? 1 : 0;
+  return {n, static_cast<int>(measured.size())};
 }
 
 Result<ModelTaskState> ModelTuneJob::initial_state(size_t i, store::Store& store) const {
@@ -96,12 +109,42 @@ Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Run
   }
   ModelTuneStatus& status = result.status;
   status.tasks = &states;
+  // The trials the budget still allows: the total's rest, or what live tasks may still take
+  // under the per-task budget (a task's space bounds it too).
+  auto trials_left = [&](const ModelTuneStatus& st) -> std::optional<int64_t> {
+    std::optional<int64_t> left;
+    if (options_.budget.total_trials)
+      left = std::max<int64_t>(0, *options_.budget.total_trials - st.trials);
+    if (options_.budget.trials_per_task) {
+      int64_t sum = 0;
+      for (size_t i = 0; i < states.size(); ++i) {
+        if (states[i].alive) sum += std::max<int64_t>(0, cap(i) - states[i].trials);
+      }
+      left = left ? std::min(*left, sum) : sum;
+    }
+    return left;
+  };
+  // Trials of the round in flight (status.fresh counts those of finished rounds).
+  int64_t fresh_in_round = 0;
+  auto eta = [&](const ModelTuneStatus& st) {
+    double e = -1;
+    const int64_t fresh = st.fresh + fresh_in_round;
+    if (options_.budget.seconds) e = std::max(0.0, *options_.budget.seconds - st.elapsed_s);
+    std::optional<int64_t> left = trials_left(st);
+    if (left && fresh > 0 && st.elapsed_s > 0) {
+      double by_trials = static_cast<double>(*left) * st.elapsed_s / static_cast<double>(fresh);
+      e = e < 0 ? by_trials : std::min(e, by_trials);
+    }
+    return e;
+  };
   auto refresh = [&](int current) {
     status.current = current;
     status.trials = 0;
     for (const ModelTaskState& s : states) status.trials += s.trials;
     status.elapsed_s = seconds_since(start) - waited_s;
     status.latency_s = estimated_latency(states, &status.latency_complete);
+    std::tie(status.measured_workloads, status.workloads) = measured_workloads(states);
+    status.eta_s = eta(status);
   };
   refresh(-1);
   status.start_latency_s = status.latency_s;
@@ -139,11 +182,18 @@ Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Run
     }
     int i = scheduler.next();
     if (i < 0) break;
-    int64_t round = std::min<int64_t>(options_.round_trials, cap(i) - states[i].trials);
+    // A task's first round, before it has any measurement, is small (the file comment of the
+    // header says why).
+    const bool first_round = states[i].rounds == 0 && !std::isfinite(states[i].best_seconds);
+    const int round_size =
+        first_round ? std::max(1, std::min(options_.first_round_trials, options_.round_trials))
+                    : options_.round_trials;
+    int64_t round = std::min<int64_t>(round_size, cap(i) - states[i].trials);
     if (options_.budget.total_trials) {
       round = std::min(round, *options_.budget.total_trials - status.trials);
     }
     int64_t before = states[i].trials;
+    fresh_in_round = 0;
     TuneJobOptions job_options = options_.job;
     job_options.loop.n_trial = before + round;
     job_options.measure_fallback_first = true;
@@ -160,6 +210,7 @@ Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Run
         states[i].best_seconds = p.best->mean_cost();
         states[i].best_flops = p.best->flops();
       }
+      fresh_in_round = p.done - before;
       refresh(i);
       if (events.progress) events.progress(status);
       if (out_of_time()) round_stop.request_stop();
@@ -170,6 +221,7 @@ Result<ModelTuneResult> ModelTuneJob::run(builder::Builder& builder, runner::Run
                           job.run(builder, runner, store, job_events, round_stop.get_token()));
     states[i].rounds += 1;
     status.fresh += round_result.fresh;
+    fresh_in_round = 0;
     bool stopped = round_result.interrupted;
     if (!round_result.tasks.empty()) {
       const TuneTaskOutcome& outcome = round_result.tasks.front();

@@ -4,6 +4,10 @@
 // store exactly as `kiln tune` does (and measures the task's fallback config first, so that the
 // store's best for a task is never worse than compiling without it): a run killed at any moment and
 // started again loses nothing and measures nothing twice, and budgets count what the store holds.
+// A task's first round is small (first_round_trials: its fallback config, then a few trials), so
+// that every task has a measurement, and the estimate covers the whole model, within the first
+// minutes of a short budget; the scheduler's warm-up gives every task that round before any
+// task gets a second. Later rounds are round_trials (AutoTVM's plan size) each.
 //
 // Budgets (any combination; the first reached ends the job):
 //   total_trials      trials of all tasks together, records already in the store included
@@ -15,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <stop_token>
+#include <utility>
 #include <vector>
 
 #include "tuner/task_scheduler.h"
@@ -38,6 +43,8 @@ struct ModelTuneOptions {
   SchedulerOptions scheduler;
   ModelBudget budget;
   int round_trials = 64;  // Ansor's num_measures_per_round; capped by the budget per task
+  // A task's first round (when it has no measurement yet), capped by round_trials.
+  int first_round_trials = 8;
 };
 
 struct ModelTaskState {
@@ -59,6 +66,11 @@ struct ModelTuneStatus {
   bool latency_complete = false;  // every workload has a measurement
   double start_latency_s = 0;
   bool start_latency_complete = false;
+  int measured_workloads = 0;  // workloads (layers) with a measurement, of
+  int workloads = 0;           // the model's workloads: the estimate sums only the measured ones
+  // Seconds until the first budget ends, from the time budget or from the trials left at this
+  // run's rate so far; negative while unknown (no budget, or nothing measured yet).
+  double eta_s = -1;
 };
 
 struct ModelTuneResult {
@@ -92,6 +104,8 @@ class ModelTuneJob {
   // The estimated end-to-end latency: for each workload, its weight times the best latency of
   // any of its templates (a dense node is one layer whichever template wins).
   double estimated_latency(const std::vector<ModelTaskState>& states, bool* complete) const;
+  // How many workloads have a measurement, of how many (estimated_latency's terms).
+  std::pair<int, int> measured_workloads(const std::vector<ModelTaskState>& states) const;
 
  private:
   Result<ModelTaskState> initial_state(size_t i, store::Store& store) const;
