@@ -13,6 +13,7 @@
 #include "builder/build_pool.h"
 #include "cli/common.h"
 #include "cli/remote_runner_options.h"
+#include "cli/tune_live_line.h"
 #include "daemon/farm_watch.h"
 #include "jobs/job_plan.h"
 #include "ops/registry.h"
@@ -206,27 +207,6 @@ void print_transfer(const tuner::TuneTaskOutcome& outcome) {
   }
 }
 
-// "1h02m03s" for a status line.
-std::string clock_text(double seconds) {
-  int64_t s = static_cast<int64_t>(seconds);
-  char buf[32];
-  if (s >= 3600) {
-    std::snprintf(buf, sizeof buf, "%lldh%02lldm%02llds", static_cast<long long>(s / 3600),
-                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
-  } else {
-    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60),
-                  static_cast<long long>(s % 60));
-  }
-  return buf;
-}
-
-std::string latency_text(double seconds, bool complete) {
-  if (seconds <= 0) return "n/a";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%s%.3f ms", complete ? "" : ">= ", seconds * 1e3);
-  return buf;
-}
-
 int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const Target& target) {
   for (const std::string& op : o.ops) {
     if (!ops::find_operator(op)) {
@@ -287,14 +267,8 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
       task = std::to_string(st.current + 1) + "/" + std::to_string(job.tasks().size()) + " " +
              std::string(t.task.tmpl->name()) + " " + t.task.workload.to_string();
     }
-    std::string total = model_options.budget.total_trials
-                            ? "/" + std::to_string(*model_options.budget.total_trials)
-                            : "";
-    std::printf("%s[%lld%s trials | %s] est. latency %s (start %s) | task %s%s",
-                tty ? "\r\033[K" : "", static_cast<long long>(st.trials), total.c_str(),
-                clock_text(st.elapsed_s).c_str(),
-                latency_text(st.latency_s, st.latency_complete).c_str(),
-                latency_text(st.start_latency_s, st.start_latency_complete).c_str(), task.c_str(),
+    std::printf("%s%s%s", tty ? "\r\033[K" : "",
+                tune_live_line(st, model_options.budget.total_trials, task).c_str(),
                 tty ? "" : "\n");
     std::fflush(stdout);
   };

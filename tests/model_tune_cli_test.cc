@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -156,6 +157,27 @@ TEST_F(ModelTuneCli, EveryTaskMeasuresItsFallbackConfigFirst) {
     int64_t fallback = tmpl->fallback(w, space, {builder::host_target().simd_lanes()}).index();
     EXPECT_TRUE(seen.count({name, workload_text, fallback})) << name << " " << workload_text;
   }
+}
+
+// The log (stdout not a terminal: a line whenever the task changes) gives an ETA once a trial is
+// measured, says how many workloads the estimate covers until all are, and no status line is
+// wider than 100 columns, however long the workload.
+TEST_F(ModelTuneCli, LiveLinesHaveAnEtaAndFitIn100Columns) {
+  if (!fs::exists(kMlp)) GTEST_SKIP() << "no " << kMlp;
+  testing::CommandResult r = testing::run_kiln(tune_args(path("live.db"), "--trials 12"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  int status_lines = 0, with_eta = 0, partial = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("[")) continue;
+    ++status_lines;
+    EXPECT_LE(line.size(), 100u) << line;
+    with_eta += line.find(", ETA ") != std::string::npos;
+    partial += line.find(" of 3 workloads measured)") != std::string::npos;
+  }
+  EXPECT_GE(status_lines, 6) << r.output;  // one per round at least: 6 tasks
+  EXPECT_GT(with_eta, 0) << r.output;
+  EXPECT_GT(partial, 0) << r.output;
 }
 
 TEST_F(ModelTuneCli, TimeBudgetStopsAfterTheRunningBatch) {
