@@ -2,7 +2,7 @@
 // same run on the same thread count.
 //
 //   kernel_bench [--trials N] [--tuner xgb|random|...] [--threads T] [--seed S] [--only TEXT]
-//                [--json-out FILE]
+//                [--target 'llvm -mcpu=znver3'] [--json-out FILE]
 //
 // For each workload, kiln tunes each of the operator's templates with kiln tune's loop (xgb
 // tuner by default, fixed seed, `trials` configs each, every config built, checked and timed;
@@ -19,9 +19,14 @@
 // NCHW[tile_oc]c; oneDNN's primitive runs on the blocked layouts it prefers, its reorders not
 // timed either.
 //
-// OpenBLAS picks its kernels when it loads; the preset OPENBLAS_CORETYPE=Haswell would force its
-// AVX2 kernels, so the program re-executes itself without it (and with the thread count set for
-// OpenMP and OpenBLAS) before doing anything else.
+// Both instruction sets from one machine: --target generates kiln's code for another CPU (a
+// target this machine cannot run is refused), and the peers are held to the target's ISA:
+// oneDNN through ONEDNN_MAX_CPU_ISA (AVX2 for znver3), OpenBLAS through OPENBLAS_CORETYPE=Haswell
+// (its AVX2 kernels) when the target has no AVX-512. Both read these when they load, so the
+// program re-executes itself with them set before doing anything else; at the machine's own ISA
+// it unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (a preset Haswell would force the AVX2
+// kernels) and ONEDNN_MAX_CPU_ISA. The thread count is set for OpenMP and OpenBLAS the same way.
+// The first lines say the CPU model and ISA of the machine and the ISA measured.
 #include <cblas.h>
 #include <unistd.h>
 
@@ -38,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_machine.h"
 #include "builder/build_pool.h"
 #include "builder/target.h"
 #include "ops/registry.h"
@@ -61,6 +67,7 @@ struct Args {
   std::string only;
   std::string db = "kernel_bench.db";  // the tuning records (kept for `kiln best` / `kiln export`)
   std::string json_out;                // also write the rows here (report/bench_file.h)
+  std::string target;                  // kiln's target (and the peers' ISA); empty: the host's
 };
 
 const TimeOptions kFinalTiming{.number = 1, .repeat = 7, .min_repeat_ms = 50};
@@ -242,7 +249,19 @@ int run(const Args& args) {
       "depthwise_conv2d:N=1,C=384,H=14,W=14,R=3,S=3,stride=1,pad=1",
       "depthwise_conv2d:N=1,C=960,H=7,W=7,R=3,S=3,stride=1,pad=1",
   };
-  Target target = builder::host_target();
+  Result<Target> parsed = bench_target(args.target);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "kernel_bench: %s\n", parsed.status().message().c_str());
+    return 2;
+  }
+  const Target target = *parsed;
+  std::printf("machine: %s\n", machine_text().c_str());
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  std::printf("measured ISA: %s (kiln %s; oneDNN ONEDNN_MAX_CPU_ISA=%s; OpenBLAS %s)\n",
+              isa_name(target).c_str(), target.to_string().c_str(),
+              std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "unset",
+              coretype ? ("OPENBLAS_CORETYPE=" + std::string(coretype)).c_str()
+                       : "at the machine's own kernels");
   ThreadPool pool(args.threads);
   auto opened = store::open_store(args.db);
   if (!opened.ok()) {
@@ -325,21 +344,42 @@ int run(const Args& args) {
 }
 
 // Re-executes with the peers' environment fixed (see the file comment). Returns only if no
-// re-execution was needed.
+// re-execution was needed (or the target cannot be parsed: run() then says why).
 void fix_environment(const Args& args, char** argv) {
   std::string threads = std::to_string(args.threads);
-  const char* omp = std::getenv("OMP_NUM_THREADS");
-  if (!std::getenv("OPENBLAS_CORETYPE") && !std::getenv("OPENBLAS_L2_SIZE") && omp &&
-      threads == omp) {
+  std::string isa, coretype;  // empty: unset
+  if (!args.target.empty()) {
+    Result<Target> target = builder::parse_target(args.target);
+    if (!target.ok()) return;
+    Target host = builder::host_target();
+    if (isa_name(*target) != isa_name(host)) {
+      isa = onednn_isa(*target);
+      if (!target->has_feature("avx512f") && target->has_feature("avx2")) coretype = "Haswell";
+    }
+  }
+  auto is = [](const char* name, const std::string& want) {
+    const char* v = std::getenv(name);
+    return want.empty() ? v == nullptr : v != nullptr && want == v;
+  };
+  if (is("OPENBLAS_CORETYPE", coretype) && !std::getenv("OPENBLAS_L2_SIZE") &&
+      is("ONEDNN_MAX_CPU_ISA", isa) && is("OMP_NUM_THREADS", threads)) {
     return;
   }
-  unsetenv("OPENBLAS_CORETYPE");
+  auto set = [](const char* name, const std::string& value) {
+    if (value.empty()) {
+      unsetenv(name);
+    } else {
+      setenv(name, value.c_str(), 1);
+    }
+  };
+  set("OPENBLAS_CORETYPE", coretype);
   unsetenv("OPENBLAS_L2_SIZE");
+  set("ONEDNN_MAX_CPU_ISA", isa);
   setenv("OMP_NUM_THREADS", threads.c_str(), 1);
   setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
   setenv("OMP_WAIT_POLICY", "passive", 1);
   execv("/proc/self/exe", argv);
-  std::perror("kernel_bench: re-exec failed; peers may run with the preset OpenBLAS core");
+  std::perror("kernel_bench: re-exec failed; the peers may run at another ISA than kiln");
 }
 
 }  // namespace
@@ -355,6 +395,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", args.seed, "seed of the tuner");
   app.add_option("--only", args.only, "only workloads containing this text");
   app.add_option("--db", args.db, "SQLite file for the tuning records");
+  app.add_option("--target", args.target,
+                 "kiln's target, e.g. 'llvm -mcpu=znver3' (AVX2 on an AVX-512 machine); the "
+                 "peers are held to its ISA; default: this machine");
   app.add_option("--json-out", args.json_out,
                  "also write the rows to this file (kiln report --bench)");
   CLI11_PARSE(app, argc, argv);

@@ -1,20 +1,24 @@
 // Model benchmark: whole ONNX models compiled by kiln against ONNX Runtime (CPU provider), timed
 // in the same run on the same thread counts.
 //
-//   model_bench [--models resnet18,mobilenet_v2,mlp] [--threads 1,2] [--runs 50] [--db F]
-//               [--tune 40m [--seed N]] [--models-dir DIR] [--no-ort] [--json-out FILE]
+//   model_bench [--models resnet18,mobilenet_v2,mlp,DIR...] [--threads 1,2] [--runs 50] [--db F]
+//               [--tune 40m [--seed N]] [--models-dir DIR] [--target T] [--no-ort]
+//               [--json-out FILE]
 //
 // With --tune T, each model is first tuned by the real `kiln tune MODEL --time T --db F` (xgb,
 // fixed seed; F defaults to model_bench.db), as a user would, and the tuned rows use that store.
 //
-// For each model of --models-dir (default ../shared/models: NAME/io.json names the .onnx file,
-// its input file and its expected output), kiln compiles it once with AutoTVM's fallback
+// A model is a NAME of --models-dir (default ../shared/models) or a directory (a path with a
+// '/', e.g. build/bench/models/resnet50 from bench/export_torchvision_models.py); its io.json
+// names the .onnx file, its input file and its expected output. kiln compiles it for --target
+// (default: this machine; one it cannot run is refused) once with AutoTVM's fallback
 // configs and, with --db, once more with the store's best records; for each thread count it
 // times kiln's GraphExecutor (5 warm-up runs, then --runs timed runs, at least 30: median, mean,
 // std, min) and checks the output against the reference (max|y - ref| / max|ref| <= 1e-4), then
 // times ONNX Runtime 1.30 with bench/ort/time_model.js under `node` as docs' baselines (f) did
 // (intraOpNumThreads T, interOpNumThreads 1, sequential, all optimizations, 5 warm-up runs,
-// median of --runs). kiln's executor is destroyed before ONNX Runtime starts, so the two never
+// median of --runs), always at the machine's own ISA (its kernels pick the ISA themselves; the
+// header says which). kiln's executor is destroyed before ONNX Runtime starts, so the two never
 // share the cores. Without onnxruntime-node installed it says how to install it and times kiln
 // alone.
 //
@@ -42,6 +46,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_machine.h"
+#include "builder/target.h"
 #include "compiler/compile_model.h"
 #include "frontend/onnx_import.h"
 #include "report/bench_file.h"
@@ -70,7 +76,21 @@ struct Args {
   std::string tune;      // `kiln tune --time` per model before timing; empty: no tuning
   std::string json_out;  // also write the rows here (report/bench_file.h)
   uint64_t seed = 1;
+  std::string target;  // kiln's; empty: this machine
 };
+
+// The folder of model `name`: a path when it has a '/', else NAME in --models-dir.
+fs::path model_dir(const Args& args, const std::string& name) {
+  if (name.find('/') != std::string::npos) return fs::path(name);
+  return fs::path(args.models_dir) / name;
+}
+
+// The name a model's rows carry: its folder's last component.
+std::string model_name(const std::string& name) {
+  fs::path p = fs::path(name);
+  if (!p.has_filename()) p = p.parent_path();
+  return p.filename().string();
+}
 
 // What io.json says about a model: its file, its one input and its one expected output.
 struct ModelFiles {
@@ -225,17 +245,18 @@ std::string number(std::optional<double> v, const char* format = "%.3f") {
 int tune_models(Args& args) {
   if (args.db.empty()) args.db = "model_bench.db";
   for (const std::string& name : args.models) {
-    Result<ModelFiles> files = read_io_json(fs::path(args.models_dir) / name);
+    Result<ModelFiles> files = read_io_json(model_dir(args, name));
     if (!files.ok()) {
       std::fprintf(stderr, "model_bench: %s\n", files.status().message().c_str());
       return 1;
     }
     std::string shape;
     for (int64_t d : files->input_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-    const std::string command = shell_quote(KILN_BINARY) + " tune " + shell_quote(files->onnx) +
-                                " --input-shape " + shell_quote(files->input_name + "=" + shape) +
-                                " --time " + shell_quote(args.tune) + " --db " +
-                                shell_quote(args.db) + " --seed " + std::to_string(args.seed);
+    const std::string command =
+        shell_quote(KILN_BINARY) + " tune " + shell_quote(files->onnx) + " --input-shape " +
+        shell_quote(files->input_name + "=" + shape) + " --time " + shell_quote(args.tune) +
+        " --db " + shell_quote(args.db) + " --seed " + std::to_string(args.seed) +
+        (args.target.empty() ? "" : " --target " + shell_quote(args.target));
     std::printf("model_bench: %s\n", command.c_str());
     std::fflush(stdout);
     int status = std::system(command.c_str());
@@ -258,6 +279,15 @@ int run(const Args& args) {
     }
     db = std::move(opened).value();
   }
+  Result<Target> target = bench_target(args.target);
+  if (!target.ok()) {
+    std::fprintf(stderr, "model_bench: %s\n", target.status().message().c_str());
+    return 2;
+  }
+  const std::string machine_isa = isa_name(builder::host_target());
+  std::printf("machine: %s\n", machine_text().c_str());
+  std::printf("kiln: %s (ISA %s); ONNX Runtime at the machine's own ISA (%s)\n",
+              target->to_string().c_str(), isa_name(*target).c_str(), machine_isa.c_str());
   const std::string missing = args.no_ort ? "--no-ort given" : ort_missing();
   if (!missing.empty()) std::printf("ONNX Runtime not timed: %s\n", missing.c_str());
 
@@ -269,8 +299,9 @@ int run(const Args& args) {
   bool all_ok = true;
   std::vector<std::string> json_lines;
   report::BenchResults results{"model_bench", {}};
-  for (const std::string& name : args.models) {
-    const fs::path dir = fs::path(args.models_dir) / name;
+  for (const std::string& model_arg : args.models) {
+    const fs::path dir = model_dir(args, model_arg);
+    const std::string name = model_name(model_arg);
     Result<ModelFiles> files = read_io_json(dir);
     Result<std::vector<float>> input =
         files.ok() ? read_floats(files->input) : Result<std::vector<float>>(files.status());
@@ -297,6 +328,7 @@ int run(const Args& args) {
     std::vector<Compiled> compiled;
     for (const auto& [configs, store] : variants) {
       compiler::CompileOptions options;
+      options.target = target->to_string();
       options.store = store;
       compiler::CompileReport report;
       Result<ModelArtifact> model = compiler::compile_model(*graph, options, &report);
@@ -378,7 +410,13 @@ int run(const Args& args) {
 int main(int argc, char** argv) {
   kiln::bench::Args args;
   CLI::App app{"kiln's compiled models against ONNX Runtime", "model_bench"};
-  app.add_option("--models", args.models, "models of --models-dir to run")->delimiter(',');
+  app.add_option("--models", args.models,
+                 "models to run: names in --models-dir, or folders (a path with '/') holding "
+                 "io.json")
+      ->delimiter(',');
+  app.add_option("--target", args.target,
+                 "kiln's target, e.g. 'llvm -mcpu=znver3' (AVX2 code on an AVX-512 machine); "
+                 "default: this machine");
   app.add_option("--threads", args.threads, "thread counts")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
