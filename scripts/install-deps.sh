@@ -2,6 +2,8 @@
 # Installs kiln's dependencies from Debian 12 (bookworm) packages.
 #   install-deps.sh demo   what the kiln binary needs to build and run (make demo)
 #   install-deps.sh [all]  that, plus the test suite's and the benchmarks' (make test, make bench)
+#   install-deps.sh bench  all, plus PyTorch and torchvision for bench/export_torchvision_models.py
+#                          (large; nothing else needs them)
 # Idempotent: packages already present are skipped, and nothing runs when all are there.
 # Works as root or through sudo. Nothing is downloaded at build or run time.
 set -euo pipefail
@@ -25,10 +27,13 @@ test_packages=(
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
   chromium libpng-dev  # kiln report rendered headless, its screenshot decoded
 )
+# More benchmark models: exported from torchvision with random weights (bench/).
+bench_packages=(python3-torch python3-torchvision)
 case "$profile" in
   demo) packages=("${kiln_packages[@]}") ;;
   all) packages=("${kiln_packages[@]}" "${test_packages[@]}") ;;
-  *) echo "install-deps: unknown profile '$profile' (expected demo or all)" >&2; exit 2 ;;
+  bench) packages=("${kiln_packages[@]}" "${test_packages[@]}" "${bench_packages[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (expected demo, all or bench)" >&2; exit 2 ;;
 esac
 
 missing=()
