@@ -55,7 +55,7 @@ Command add_certs_command(CLI::App& app) {
     ok_or_exit(farm::init_certs(o->dir, o->hosts));
     std::printf(
         "farm CA, server and client certificates and a bearer token written to %s\n"
-        "  servers: --certs %s   clients: --certs %s (mutual TLS) or --token %s/token\n",
+        "  servers: --certs %s   clients: --certs %s (mutual TLS) or --token-file %s/token\n",
         o->dir.c_str(), o->dir.c_str(), o->dir.c_str(), o->dir.c_str());
     return 0;
   };
@@ -239,7 +239,7 @@ Command add_farm_command(CLI::App& app) {
   status->add_option("--tracker", o->tracker, "the tracker's HOST:PORT");
   status->add_option("--certs", o->auth.certs_dir,
                      "trust this farm CA (and use its client certificate when present)");
-  status->add_option("--token", o->auth.token_file, "send this bearer token file");
+  status->add_option("--token-file,--token", o->auth.token_file, "send this bearer token file");
   status->add_flag("--insecure", o->auth.insecure, "plaintext (a tracker started without --certs)");
   status->add_flag("--json", o->json, "one JSON object");
   add_bounded(status, "--timeout", &o->timeout_s, 0, 3600, "seconds to wait for the tracker", true);

@@ -138,7 +138,7 @@ Command add_measure_command(CLI::App& app) {
       const MeasureResult& m = results.front();
       std::printf("%s  %s  config %lld%s\n  %s\n", std::string(task.tmpl->name()).c_str(),
                   task.workload.to_string().c_str(), static_cast<long long>(config.index()),
-                  o->index ? "" : " (fallback)", config.entity_string().c_str());
+                  o->index ? "" : " (fallback)", config.to_json()["entity"].dump().c_str());
       if (m.error != MeasureError::kNoError) {
         std::printf("  error %d %s: %s\n", static_cast<int>(m.error), measure_error_name(m.error),
                     m.message.c_str());

@@ -9,7 +9,9 @@
 #include "frontend/onnx_import.h"
 #include "frontend/task_extraction.h"
 #include "runtime/model_artifact.h"
+#include "runtime/thread_pool.h"
 #include "store/open_store.h"
+#include "store/record_selection.h"
 
 namespace kiln::cli {
 
@@ -80,6 +82,8 @@ Command add_compile_command(CLI::App& app) {
     std::vector<std::string> input_shapes;
     std::string target = "llvm";
     int jobs = 2;
+    std::string records_from = "exact";
+    int threads = default_num_threads();
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -93,7 +97,12 @@ Command add_compile_command(CLI::App& app) {
                   "NAME=DIMS (e.g. input=1x3x224x224) for an input with symbolic dimensions");
   add_target_option(cmd, &o->target, "target to compile for (default: the host)");
   add_bounded(cmd, "--jobs", &o->jobs, 1, 64, "kernels built in parallel");
+  add_records_from_option(cmd, &o->records_from);
+  add_bounded(cmd, "--threads", &o->threads, 1, max_pool_threads(),
+              "threads the model will run with: records measured at it are preferred (default: "
+              "KILN_NUM_THREADS, else the cores)");
   return [o] {
+    store::RecordsFrom records_from = value_or_exit(store::parse_records_from(o->records_from));
     resolve_target(o->target);
     // Refused before the compile, which takes minutes for a large model.
     ok_or_exit(check_writable_path(o->output));
@@ -105,6 +114,7 @@ Command add_compile_command(CLI::App& app) {
     options.target = o->target;
     options.store = db.get();
     options.jobs = o->jobs;
+    options.records = {records_from, o->threads};
     compiler::CompileReport report;
     ModelArtifact model = value_or_exit(compiler::compile_model(graph, options, &report));
     ok_or_exit(write_model_file(model, o->output));
@@ -113,9 +123,24 @@ Command add_compile_command(CLI::App& app) {
         "%s: %d kernels (%d nodes fused), %d tasks: %d tuned, %d untuned; built in %.1f s\n",
         o->model.c_str(), report.kernels, report.fused_nodes, tasks, tasks - report.untuned_tasks,
         report.untuned_tasks, report.build_seconds);
+    int other_target = 0, other_threads = 0;
     for (const compiler::CompiledTask& t : report.tasks) {
-      std::printf("  %-7s %-26s x%-2d %s %s\n", t.tuned ? "tuned" : "untuned",
-                  t.template_name.c_str(), t.count, t.workload.c_str(), t.config.c_str());
+      std::printf("  %-7s %-26s x%-2d %s %s%s\n", t.tuned ? "tuned" : "untuned",
+                  t.template_name.c_str(), t.count, t.workload.c_str(), t.config.c_str(),
+                  t.tuned ? origin_note(t.origin).c_str() : "");
+      other_target += t.tuned && t.origin.other_target;
+      other_threads += t.tuned && t.origin.threads_differ;
+    }
+    if (other_target > 0) {
+      std::printf(
+          "note: %d tasks use records of another CPU of this ISA (--records-from any-cpu)\n",
+          other_target);
+    }
+    if (other_threads > 0) {
+      std::printf(
+          "note: %d tasks use records measured at another thread count than this model's %d "
+          "threads (none at %d): tune with --threads %d to choose for it\n",
+          other_threads, o->threads, o->threads, o->threads);
     }
     if (report.untuned_tasks > 0) {
       std::printf("note: %d of %d tasks untuned: AutoTVM's fallback configs used%s\n",

@@ -1,7 +1,9 @@
 // kiln best / export / import: read and move the records of a store.
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/common.h"
@@ -9,6 +11,7 @@
 #include "common/safe_file.h"
 #include "store/formats/log_file.h"
 #include "store/open_store.h"
+#include "store/record_selection.h"
 
 namespace kiln::cli {
 
@@ -46,33 +49,78 @@ int export_job(const std::string& job, const std::string& output,
   return 0;
 }
 
+// --records-from any-cpu: per (task, workload), the exact target's best where it has one, else
+// the fastest best of another CPU of the same architecture and vector ISA; ordered by id.
+std::vector<store::Record> any_cpu_best(const std::vector<store::Record>& all,
+                                        const Target& target) {
+  const std::string exact = target.to_string();
+  std::map<std::pair<std::string, std::string>, store::Record> chosen;
+  for (const store::Record& r : all) {
+    if (r.target != exact && !store::same_isa_family(r.target, target)) continue;
+    auto [it, inserted] = chosen.emplace(std::make_pair(r.task_name, r.workload), r);
+    if (inserted) continue;
+    store::Record& have = it->second;
+    bool have_exact = have.target == exact, is_exact = r.target == exact;
+    if (is_exact != have_exact ? is_exact : r.mean_cost() < have.mean_cost()) have = r;
+  }
+  std::vector<store::Record> out;
+  for (auto& [key, r] : chosen) out.push_back(std::move(r));
+  std::sort(out.begin(), out.end(),
+            [](const store::Record& a, const store::Record& b) { return a.id < b.id; });
+  return out;
+}
+
+std::string other_cpu_note(const std::string& target) {
+  return "another CPU's record: '" + target + "' has none for this task (--records-from any-cpu)";
+}
+
+// What a record's mean is over: AutoTVM's costs are `repeat` means, each of `number` runs.
+std::string runs_text(const store::Record& r) {
+  std::string text = "mean of " + std::to_string(r.costs.size()) + " repeats";
+  nlohmann::json options = nlohmann::json::parse(r.measure_options, nullptr, false);
+  if (options.is_object() && options.contains("number") && options["number"].is_number_integer())
+    text += " of " + std::to_string(options["number"].get<int64_t>()) + " runs each";
+  return text;
+}
+
 }  // namespace
 
 Command add_best_command(CLI::App& app) {
   struct Options {
     TaskOptions task;
-    std::string db = "kiln.db";
+    std::string db;
     bool json = false;
+    std::string records_from = "exact";
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("best", "print the best config of each tuned workload");
   add_task_options(cmd, &o->task, /*workload_required=*/false);
   cmd->get_option("--target")
       ->description("only records tuned for this target (default: every target in the store)");
-  cmd->add_option("--db", o->db, "SQLite record store")->required();
+  cmd->add_option("--db", o->db, "record store (a path or sqlite://PATH)")->required();
   cmd->add_flag("--json", o->json, "one JSON object per line");
+  add_records_from_option(cmd, &o->records_from);
   return [o, cmd] {
+    store::RecordsFrom records_from = value_or_exit(store::parse_records_from(o->records_from));
     // A config tuned for one CPU is no answer for another: with --target, only its records.
     std::optional<std::string> target;
-    if (cmd->count("--target") > 0) target = resolve_target(o->task.target).to_string();
+    std::optional<Target> run_target;
+    if (cmd->count("--target") > 0 || records_from == store::RecordsFrom::kAnyCpu) {
+      run_target = resolve_target(o->task.target);
+      target = run_target->to_string();
+    }
     std::vector<std::pair<std::string, std::string>> wanted;  // (task, workload)
     if (!o->task.workload.empty()) {
       for (const Task& t : resolve_tasks(o->task).tasks) {
         wanted.emplace_back(std::string(t.tmpl->name()), t.workload.to_string());
+        wanted.emplace_back(std::string(t.tmpl->name()),
+                            t.tmpl->task_workload(t.workload).to_string());
       }
     }
     std::unique_ptr<store::Store> db = open_store(o->db, true);
-    std::vector<store::Record> best = value_or_exit(db->best_per_workload(target));
+    std::vector<store::Record> best = value_or_exit(
+        db->best_per_workload(records_from == store::RecordsFrom::kAnyCpu ? std::nullopt : target));
+    if (records_from == store::RecordsFrom::kAnyCpu) best = any_cpu_best(best, *run_target);
     int shown = 0;
     for (const store::Record& r : best) {
       if (!wanted.empty() && std::find(wanted.begin(), wanted.end(),
@@ -94,14 +142,18 @@ Command add_best_command(CLI::App& app) {
         j["timestamp"] = r.timestamp;
         j["source"] = r.source;
         j["record_id"] = r.id;
+        if (std::optional<int> threads = store::record_threads(r)) j["threads"] = *threads;
+        if (target && r.target != *target) j["note"] = other_cpu_note(*target);
         std::printf("%s\n", j.dump().c_str());
       } else {
+        std::string note =
+            target && r.target != *target ? " (" + other_cpu_note(*target) + ")" : "";
         std::printf(
-            "%s %s\n  target %s\n  config %lld %s\n  %.4f ms mean over %zu runs, %.2f GFLOPS\n"
+            "%s %s\n  target %s%s\n  config %lld %s\n  %.4f ms, %s, %.2f GFLOPS\n"
             "  measured %s by %s (record %lld)\n",
-            r.task_name.c_str(), r.workload.c_str(), r.target.c_str(),
+            r.task_name.c_str(), r.workload.c_str(), r.target.c_str(), note.c_str(),
             static_cast<long long>(r.config_index), r.entities.dump().c_str(), r.mean_cost() * 1e3,
-            r.costs.size(), gflops, iso_time(r.timestamp).c_str(), r.source.c_str(),
+            runs_text(r).c_str(), gflops, iso_time(r.timestamp).c_str(), r.source.c_str(),
             static_cast<long long>(r.id));
       }
     }
@@ -152,7 +204,7 @@ Command add_export_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "output file (default: standard output)");
   cmd->add_option("--job", o->job,
                   "a kiln serve job: its best record per task as a TVM log, from the daemon "
-                  "(--server, --certs, --token)");
+                  "(--server, --certs, --token-file)");
   add_tuner_client_options(cmd, &o->client);
   return [o] {
     if (o->job.empty() == o->db.empty()) {
@@ -198,6 +250,10 @@ Command add_import_command(CLI::App& app) {
                 static_cast<long long>(report.imported), o->file.c_str(),
                 static_cast<long long>(report.lines), static_cast<long long>(report.duplicates),
                 report.skipped.size());
+    for (const auto& [target, count] : report.targets) {
+      std::printf("  %lld records for target '%s'\n", static_cast<long long>(count),
+                  target.c_str());
+    }
     // Re-importing a file is harmless (all duplicates, exit 0); a file of nothing but bad
     // records is an error, so that a script does not take it for imported.
     if (report.all_rejected()) {

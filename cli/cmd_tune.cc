@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <stop_token>
@@ -23,6 +24,7 @@
 #include "tuner/measure_options.h"
 #include "tuner/model_tune.h"
 #include "tuner/tune_job.h"
+#include "tuner/tune_loop.h"
 
 namespace kiln::cli {
 
@@ -207,6 +209,14 @@ void print_transfer(const tuner::TuneTaskOutcome& outcome) {
   }
 }
 
+// The model as the runs of one command name it: its absolute path, so that the same file named
+// from another working directory is the same command.
+std::string model_key(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
 int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const Target& target) {
   for (const std::string& op : o.ops) {
     if (!ops::find_operator(op)) {
@@ -232,6 +242,26 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
   model_options.round_trials = daemon::round_trials(model_options.budget, tasks.size());
 
   std::unique_ptr<store::Store> db = value_or_exit(store::open_store(o.db));
+  // --time counts the tuning time of every run of this command (model and target) on this store,
+  // as a daemon job's budget counts its runs over restarts: a killed or stopped run resumed with
+  // the same command gets what is left, not another budget. Its runs share a run-id prefix.
+  const std::string command_runs =
+      "kiln tune " + model_key(o.model) + " " + target.to_string() + " ";
+  model_options.job.loop.run_id = command_runs + tuner::unique_run_id();
+  double spent_before = 0;
+  if (model_options.budget.seconds) {
+    for (const store::RunTimes& r : value_or_exit(db->run_times())) {
+      if (r.run.rfind(command_runs, 0) == 0) spent_before += r.wall_s;
+    }
+    if (spent_before >= *model_options.budget.seconds) {
+      std::printf(
+          "time budget of %s already spent: %s of tuning by earlier runs of this command "
+          "on %s (a larger --time tunes on)\n",
+          o.time.c_str(), clock_text(spent_before).c_str(), o.db.c_str());
+      return 0;
+    }
+    *model_options.budget.seconds -= spent_before;
+  }
   std::unique_ptr<builder::Builder> builder_ptr =
       make_builder(o.remote, o.n_parallel, o.build_timeout_s);
   builder::Builder& builder = *builder_ptr;
@@ -251,7 +281,13 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
       model_options.budget.trials_per_task
           ? (" " + std::to_string(*model_options.budget.trials_per_task) + " per task").c_str()
           : "",
-      model_options.budget.seconds ? (" " + o.time + " of wall clock").c_str() : "");
+      model_options.budget.seconds
+          ? (" " + o.time + " of tuning over every run of this command" +
+             (spent_before > 0 ? " (" + clock_text(spent_before) + " spent before, " +
+                                     clock_text(*model_options.budget.seconds) + " left)"
+                               : std::string()))
+                .c_str()
+          : "");
   std::fflush(stdout);
 
   bool tty = isatty(STDOUT_FILENO);
@@ -343,8 +379,9 @@ Command add_tune_command(CLI::App& app) {
               "model: trials per task at most (records already in the db count)");
   CLI::Option* time =
       cmd->add_option("--time", o->time,
-                      "model: wall-clock budget, e.g. 8h, 30m, 1h30m (the batch running when it "
-                      "ends is finished and recorded)");
+                      "model: tuning-time budget, e.g. 8h, 30m, 1h30m, over every run of the "
+                      "same command (model, target) on the same --db, as a kiln serve job's (the "
+                      "batch running when it ends is finished and recorded)");
   cmd->add_option("--scheduler", o->scheduler,
                   "model: gradient (Ansor's, the default) or round-robin (AutoTVM's order)");
   cmd->add_flag("--no-winograd", o->no_winograd,

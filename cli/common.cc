@@ -46,6 +46,24 @@ void add_target_option(CLI::App* cmd, std::string* target, const std::string& he
   cmd->add_option("--target", *target, help);
 }
 
+void add_records_from_option(CLI::App* cmd, std::string* value) {
+  cmd->add_option("--records-from", *value,
+                  "exact: only records of this target; any-cpu: when it has none, those of "
+                  "another CPU of the same architecture and vector ISA (as AutoTVM matches "
+                  "targets by their keys)")
+      ->default_str("exact");
+}
+
+std::string origin_note(const store::RecordOrigin& origin) {
+  std::string parts;
+  if (origin.other_target) parts = "records of " + origin.target;
+  if (origin.threads_differ) {
+    parts += (parts.empty() ? "" : ", ") + std::string("measured at ") +
+             std::to_string(*origin.threads) + " threads";
+  }
+  return parts.empty() ? "" : " (" + parts + ")";
+}
+
 void add_task_options(CLI::App* cmd, TaskOptions* o, bool workload_required) {
   auto* w = cmd->add_option("--workload,-w", o->workload, "e.g. dense:M=1024,N=1024,K=1024");
   if (workload_required) w->required();

@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "frontend/onnx_import.h"
 #include "ops/registry.h"
+#include "store/record_selection.h"
 
 namespace kiln::cli {
 
@@ -53,6 +54,13 @@ struct TaskOptions {
 void add_task_options(CLI::App* cmd, TaskOptions* o, bool workload_required = true);
 // --target alone, for commands without a workload.
 void add_target_option(CLI::App* cmd, std::string* target, const std::string& help);
+
+// --records-from exact|any-cpu (store/record_selection.h; the value is checked by the command
+// with store::parse_records_from).
+void add_records_from_option(CLI::App* cmd, std::string* value);
+// " (records of T, N threads)" for a kernel whose records came from another CPU or thread count,
+// else "".
+std::string origin_note(const store::RecordOrigin& origin);
 
 struct Task {
   const ops::Template* tmpl;

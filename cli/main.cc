@@ -2,6 +2,7 @@
 // value) is one line on stderr and exit code 2; see cli/common.h for the other exit codes.
 #include <cstdio>
 
+#include "cli/cli_docs.h"
 #include "cli/common.h"
 #include "cli/farm_commands.h"
 #include "cli/job_commands.h"
@@ -54,6 +55,21 @@ int main(int argc, char** argv) {
   add(add_cancel_command);
   add(add_pause_command);
   add(add_resume_command);
+  add(add_completion_command);
+  add(add_man_command);
+  // CLI11 would say only "The following argument was not expected": name the closest command.
+  auto known = [&](const char* name) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->check_name(name)) return true;
+    }
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
+    std::optional<std::string> near = closest_subcommand(app, argv[1]);
+    std::fprintf(stderr, "kiln: unknown command '%s'%s; kiln --help lists them\n", argv[1],
+                 near ? (" (did you mean " + *near + "?)").c_str() : "");
+    return kUsageError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

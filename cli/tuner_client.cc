@@ -13,7 +13,7 @@ void add_tuner_client_options(CLI::App* cmd, TunerClientOptions* o) {
       ->default_str(kDefaultServeAddress);
   cmd->add_option("--certs", o->auth.certs_dir,
                   "trust this kiln certs init CA (and use its client certificate when present)");
-  cmd->add_option("--token", o->auth.token_file, "send this bearer token file");
+  cmd->add_option("--token-file,--token", o->auth.token_file, "send this bearer token file");
   cmd->add_flag("--insecure", o->auth.insecure, "plaintext (a server started with --insecure)");
   add_bounded(cmd, "--timeout", &o->timeout_s, 0, 3600, "seconds to wait for the server", true);
 }

@@ -67,14 +67,7 @@ std::vector<std::string> required_features(const Target& target) {
   return out;
 }
 
-std::string config_text(const ConfigEntity& config) {
-  std::string out = "[";
-  for (size_t i = 0; i < config.entities().size(); ++i) {
-    if (i) out += ", ";
-    out += config.entities()[i].first + "=" + entity_payload(config.entities()[i].second).dump();
-  }
-  return out + "]";
-}
+std::string config_text(const ConfigEntity& config) { return config.to_json()["entity"].dump(); }
 
 // Collects the extra tensors an epilogue reads as buffers of the kernel it is fused into.
 class EpilogueInputs {
@@ -342,13 +335,14 @@ Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
     if (!options_.store || planning_ || planned) continue;
     KILN_ASSIGN_OR_RETURN(
-        std::optional<store::Record> record,
-        options_.store->best(target_.to_string(), std::string(tmpl->name()), w.to_string()));
+        store::UsableRecords usable,
+        store::usable_records(*options_.store, *tmpl, w, target_, options_.records));
+    std::optional<store::Record> record = store::fastest(usable.records);
     if (!record) continue;
     Result<ConfigEntity> config = tmpl->space(w).from_json_entities(record->entities);
     if (!config.ok()) continue;  // a record of another space version: not usable here
     if (!best.tmpl || record->mean_cost() < best_cost) {
-      best = {tmpl, w, std::move(config).value()};
+      best = {tmpl, w, std::move(config).value(), false, usable.origin};
       best_cost = record->mean_cost();
     }
   }
@@ -358,7 +352,7 @@ Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
     const ops::Template* tmpl = fallback_template(templates);
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
     ConfigSpace space = tmpl->space(w);
-    best = {tmpl, w, tmpl->fallback(w, space, target_info_)};
+    best = {tmpl, w, tmpl->fallback(w, space, target_info_), false, {}};
   }
   auto key = std::make_pair(std::string(best.tmpl->name()), best.workload.to_string());
   CompiledTask& task = tasks_[key];
@@ -366,6 +360,7 @@ Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
   task.workload = key.second;
   task.count += 1;
   task.tuned = tuned;
+  if (tuned) task.origin = best.origin;
   // The layout plan may give nodes of one workload different configs: each is listed.
   std::string text = config_text(best.config);
   if (task.config.empty()) {
@@ -768,8 +763,8 @@ Result<ModelArtifact> compile_model(const frontend::Graph& graph, const CompileO
     KILN_RETURN_IF_ERROR(structure.emit_graph());
     ops::TargetInfo info;
     info.simd_lanes = target.simd_lanes();
-    KILN_ASSIGN_OR_RETURN(plan,
-                          plan_convs(structure.structure(), options.store, target, info, report));
+    KILN_ASSIGN_OR_RETURN(plan, plan_convs(structure.structure(), options.store, target, info,
+                                           options.records, report));
   }
   ModelEmitter emitter(graph, std::move(target), options, &plan);
   KILN_RETURN_IF_ERROR(emitter.emit_graph());

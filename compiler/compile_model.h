@@ -19,6 +19,7 @@
 #include "common/status.h"
 #include "frontend/graph.h"
 #include "runtime/model_artifact.h"
+#include "store/record_selection.h"
 
 namespace kiln::store {
 class Store;
@@ -29,14 +30,16 @@ namespace kiln::compiler {
 struct CompileOptions {
   std::string target = "llvm";    // as `--target` takes it
   store::Store* store = nullptr;  // best records; null: fallback configs only
+  store::RecordChoice records;    // which of the store's records may serve (exact target, ...)
   int jobs = 2;                   // kernels built in parallel
 };
 
 struct CompiledTask {
   std::string template_name;
   std::string workload;
-  int count = 0;       // nodes using it
-  bool tuned = false;  // from the store, else the fallback config
+  int count = 0;               // nodes using it
+  bool tuned = false;          // from the store, else the fallback config
+  store::RecordOrigin origin;  // where the store's record came from (when tuned)
   std::string config;  // the config's entities, as `kiln best` prints them ("a | b" when the
                        // layout plan gave its nodes different configs)
 };

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ops/registry.h"
+#include "store/record_selection.h"
 #include "store/store.h"
 
 namespace kiln::compiler {
@@ -17,8 +18,9 @@ const ops::Template* fallback_template(const std::vector<const ops::Template*>& 
 }
 
 Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload,
-                                                   store::Store* store, const std::string& target,
-                                                   const ops::TargetInfo& info) {
+                                                   store::Store* store, const Target& target,
+                                                   const ops::TargetInfo& info,
+                                                   const store::RecordChoice& choice) {
   std::vector<const ops::Template*> templates = ops::templates_for_op(workload.op);
   const ops::Template* fallback_tmpl = fallback_template(templates);
   if (!fallback_tmpl) return InternalError("no template for operator " + workload.op);
@@ -44,15 +46,10 @@ Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload
     // measured records of the TVM templates (they come first), as choose_config rules.
     if (tmpl->extra() && (best_per_blocks.empty() || !tmpl->normalize(workload).ok())) continue;
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
-    store::RecordFilter filter;
-    filter.target = target;
-    filter.task_name = std::string(tmpl->name());
-    filter.workload = w.to_string();
-    filter.only_ok = true;
-    filter.versions = store::Versions::kComparable;
-    KILN_ASSIGN_OR_RETURN(std::vector<store::Record> records, store->records(filter));
+    KILN_ASSIGN_OR_RETURN(store::UsableRecords usable,
+                          store::usable_records(*store, *tmpl, w, target, choice));
     ConfigSpace space = tmpl->space(w);
-    for (const store::Record& r : records) {
+    for (const store::Record& r : usable.records) {
       Result<ConfigEntity> config = space.from_json_entities(r.entities);
       if (!config.ok()) continue;  // a record of another space version: not usable here
       std::optional<ops::ActivationBlocks> blocks = tmpl->activation_blocks(w, *config);
@@ -62,7 +59,8 @@ Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload
           best_per_blocks.begin(), best_per_blocks.end(),
           [&](const ConvCandidate& c) { return c.tmpl == tmpl && c.blocks == *blocks; });
       if (same != best_per_blocks.end() && same->seconds <= cost) continue;
-      ConvCandidate candidate{tmpl, w, std::move(config).value(), *blocks, cost, true, false};
+      ConvCandidate candidate{
+          tmpl, w, std::move(config).value(), *blocks, cost, true, false, usable.origin};
       if (same != best_per_blocks.end()) {
         *same = std::move(candidate);
       } else {

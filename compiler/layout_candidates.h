@@ -17,6 +17,7 @@
 #include "ops/config_space.h"
 #include "ops/template.h"
 #include "ops/workload.h"
+#include "store/record_selection.h"
 
 namespace kiln::store {
 class Store;
@@ -32,17 +33,19 @@ struct ConvCandidate {
   double seconds = 0;
   bool measured = false;  // seconds is a record's mean cost (else an estimate, or 0 if unknown)
   bool fallback = false;  // the operator's fallback config
+  store::RecordOrigin origin;  // where a measured candidate's record came from
 };
 
 // The template TVM's strategy picks when nothing is tuned: dense_pack.x86 for dense, else the
 // operator's first template (the direct NCHWc convolutions).
 const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates);
 
-// Candidates for `workload` (records of `target` in `store`, which may be null: then the fallback
-// alone): the records' candidates, or the fallback alone. Errors: a workload no template accepts, a
-// store read failure.
+// Candidates for `workload` (the records store::usable_records gives for `target` and `choice` in
+// `store`, which may be null: then the fallback alone): the records' candidates, or the fallback
+// alone. Errors: a workload no template accepts, a store read failure.
 Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload,
-                                                   store::Store* store, const std::string& target,
-                                                   const ops::TargetInfo& info);
+                                                   store::Store* store, const Target& target,
+                                                   const ops::TargetInfo& info,
+                                                   const store::RecordChoice& choice = {});
 
 }  // namespace kiln::compiler

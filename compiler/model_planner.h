@@ -18,6 +18,7 @@
 #include "ops/config_space.h"
 #include "ops/template.h"
 #include "ops/workload.h"
+#include "store/record_selection.h"
 
 namespace kiln::compiler {
 
@@ -26,7 +27,8 @@ struct TunableChoice {
   const ops::Template* tmpl = nullptr;
   ops::Workload workload;
   ConfigEntity config;
-  bool tuned = false;  // a record's config (planned choices only)
+  bool tuned = false;          // a record's config (planned choices only)
+  store::RecordOrigin origin;  // where that record came from
 };
 
 // The conv nodes of a model and how they read each other's packed outputs. It does not depend on
@@ -44,11 +46,12 @@ struct ConvStructure {
 // Conv node index -> its planned kernel.
 using ConvPlan = std::map<size_t, TunableChoice>;
 
-// The plan for `structure` from the store's records for `target`. Fills the report's plan fields
-// (planned, plan_*, transform_costs) when the model has convs. Transform costs are measured on
-// this machine when some conv has a choice of blocks and the target's code runs here.
+// The plan for `structure` from the store's records for `target` (store::usable_records). Fills the
+// report's plan fields (planned, plan_*, transform_costs) when the model has convs. Transform costs
+// are measured on this machine when some conv has a choice of blocks and the target's code runs
+// here.
 Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
                             const Target& target, const ops::TargetInfo& info,
-                            CompileReport* report);
+                            const store::RecordChoice& choice, CompileReport* report);
 
 }  // namespace kiln::compiler

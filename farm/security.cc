@@ -351,7 +351,7 @@ Result<std::shared_ptr<grpc::ServerCredentials>> server_credentials(const std::s
 Result<std::shared_ptr<grpc::ChannelCredentials>> client_credentials(const ClientAuth& auth) {
   if (auth.insecure) {
     if (!auth.certs_dir.empty() || !auth.token_file.empty()) {
-      return InvalidArgument("--insecure cannot be combined with --certs or --token");
+      return InvalidArgument("--insecure cannot be combined with --certs or --token-file");
     }
     return grpc::InsecureChannelCredentials();
   }

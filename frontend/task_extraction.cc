@@ -55,7 +55,7 @@ TaskExtraction extract_tasks(const Graph& graph) {
                   ", the model's output is " + dims_text(y);
         break;
       }
-      normalized.emplace_back(t, std::move(w).value());
+      normalized.emplace_back(t, t->task_workload(*w));
     }
     if (!problem.empty()) {
       out.not_tunable.push_back(graph.source + ": " + node.describe() + ": " + problem);

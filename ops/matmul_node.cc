@@ -44,7 +44,6 @@ Result<Workload> matmul_from_tvm_args(std::string op, const nlohmann::json& args
   w.params["M"] = a[rank - 2];
   w.params["K"] = a[rank - 1];
   w.params["N"] = b[rank - 2];
-  if (!batched && args.size() > 2 && !args[2].is_null()) w.params["bias"] = 1;
   return w;
 }
 

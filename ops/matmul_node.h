@@ -34,7 +34,7 @@ struct MatmulOperands {
 // An error for a scalar operand.
 Result<MatmulOperands> matmul_operands(const NodeView& node);
 
-// TVM args of dense ([data [M, K], weight [N, K], bias or null, dtype]) or, `batched`,
+// TVM args of dense ([data [M, K], weight [N, K], null, dtype]: the task, no bias) or, `batched`,
 // batch_matmul ([x [B, M, K], y [B, N, K], ...]) -> the workload's parameters.
 Result<Workload> matmul_from_tvm_args(std::string op, const nlohmann::json& args, bool batched);
 

@@ -26,6 +26,7 @@ test_packages=(
   python3-grpcio python3-grpc-tools
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
   chromium libpng-dev  # kiln report rendered headless, its screenshot decoded
+  python3-onnx python3-numpy  # scripts/make_mlp.py, the README's example model
 )
 # More benchmark models: exported from torchvision with random weights (bench/).
 bench_packages=(python3-torch python3-torchvision)

@@ -17,6 +17,13 @@ namespace {
 
 const char* kTarget = "llvm -mcpu=x86-64-v4";
 
+Target cpu_target(const char* cpu) {
+  Target t;
+  t.triple = "x86_64-pc-linux-gnu";
+  t.cpu = cpu;
+  return t;
+}
+
 store::Record record(const ops::Template& tmpl, const ops::Workload& w, int64_t ic_bn,
                      int64_t oc_bn, int64_t reg_n, double seconds) {
   ConfigSpace space = tmpl.space(w);
@@ -50,7 +57,8 @@ TEST(LayoutCandidates, FastestRecordPerPairOfBlocksAndTheFallbackOnlyWithoutReco
   ops::TargetInfo info;
 
   // Nothing recorded: the fallback alone, its time unknown.
-  Result<std::vector<ConvCandidate>> none = conv_candidates(w, db->get(), kTarget, info);
+  Result<std::vector<ConvCandidate>> none =
+      conv_candidates(w, db->get(), cpu_target("x86-64-v4"), info);
   ASSERT_TRUE(none.ok()) << none.status().message();
   ASSERT_EQ(none->size(), 1u);
   EXPECT_TRUE((*none)[0].fallback);
@@ -61,7 +69,8 @@ TEST(LayoutCandidates, FastestRecordPerPairOfBlocksAndTheFallbackOnlyWithoutReco
                             record(tmpl, w, 8, 16, 7, 2.5e-4), record(tmpl, w, 8, 32, 7, 9e-4),
                             record(tmpl, w, 8, 32, 2, 5e-4)})
                   .ok());
-  Result<std::vector<ConvCandidate>> got = conv_candidates(w, db->get(), kTarget, info);
+  Result<std::vector<ConvCandidate>> got =
+      conv_candidates(w, db->get(), cpu_target("x86-64-v4"), info);
   ASSERT_TRUE(got.ok()) << got.status().message();
   std::map<std::pair<int64_t, int64_t>, double> by_blocks;
   for (const ConvCandidate& c : *got) {
@@ -77,10 +86,39 @@ TEST(LayoutCandidates, FastestRecordPerPairOfBlocksAndTheFallbackOnlyWithoutReco
   EXPECT_EQ(by_blocks, want);
 
   // Another target's records are not this one's.
-  Result<std::vector<ConvCandidate>> other = conv_candidates(w, db->get(), "llvm", info);
+  Result<std::vector<ConvCandidate>> other =
+      conv_candidates(w, db->get(), cpu_target("znver4"), info);
   ASSERT_TRUE(other.ok());
   ASSERT_EQ(other->size(), 1u);
   EXPECT_TRUE((*other)[0].fallback);
+
+  // With --records-from any-cpu, another AVX-512 CPU's records serve, and say whose they are;
+  // an AVX2-only CPU never gets them, nor do records whose CPU name tells no ISA (x86-64-v4 is
+  // not in the target table).
+  store::RecordChoice any_cpu{store::RecordsFrom::kAnyCpu, std::nullopt};
+  Result<std::vector<ConvCandidate>> unknown_isa =
+      conv_candidates(w, db->get(), cpu_target("znver4"), info, any_cpu);
+  ASSERT_TRUE(unknown_isa.ok());
+  EXPECT_TRUE((*unknown_isa)[0].fallback);
+  store::Record zen5 = record(tmpl, w, 16, 16, 7, 3e-4);
+  zen5.target = "llvm -mcpu=znver5";
+  ASSERT_TRUE((*db)->append({zen5}).ok());
+  Result<std::vector<ConvCandidate>> shared =
+      conv_candidates(w, db->get(), cpu_target("znver4"), info, any_cpu);
+  ASSERT_TRUE(shared.ok());
+  ASSERT_EQ(shared->size(), 1u);
+  EXPECT_FALSE((*shared)[0].fallback);
+  EXPECT_TRUE((*shared)[0].origin.other_target);
+  EXPECT_EQ((*shared)[0].origin.target, "llvm -mcpu=znver5");
+  Result<std::vector<ConvCandidate>> exact =
+      conv_candidates(w, db->get(), cpu_target("znver4"), info);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_TRUE((*exact)[0].fallback);
+  Result<std::vector<ConvCandidate>> avx2 =
+      conv_candidates(w, db->get(), cpu_target("znver3"), info, any_cpu);
+  ASSERT_TRUE(avx2.ok());
+  ASSERT_EQ(avx2->size(), 1u);
+  EXPECT_TRUE((*avx2)[0].fallback);
 }
 
 }  // namespace

@@ -192,6 +192,28 @@ TEST_F(ModelTuneCli, TimeBudgetStopsAfterTheRunningBatch) {
   EXPECT_LT(seconds, 60) << r.output;
 }
 
+// --time counts every run of the same command on the store, as a daemon job's budget does.
+TEST_F(ModelTuneCli, TimeBudgetCountsTheEarlierRunsOfTheSameCommand) {
+  if (!fs::exists(kMlp)) GTEST_SKIP() << "no " << kMlp;
+  std::string db = path("again.db");
+  testing::CommandResult first =
+      testing::run_kiln(tune_args(db, "--time 2s --trials-per-task 100000"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("2s of tuning over every run of this command"), std::string::npos)
+      << first.output;
+  int64_t records = count_records(db);
+  testing::CommandResult second =
+      testing::run_kiln(tune_args(db, "--time 1s --trials-per-task 100000"));
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("time budget of 1s already spent"), std::string::npos)
+      << second.output;
+  EXPECT_EQ(count_records(db), records);  // nothing tuned on
+  testing::CommandResult more =
+      testing::run_kiln(tune_args(db, "--time 3s --trials-per-task 100000"));
+  ASSERT_EQ(more.exit_code, 0) << more.output;
+  EXPECT_NE(more.output.find("spent before"), std::string::npos) << more.output;
+}
+
 TEST_F(ModelTuneCli, OpsFilterAndBadBudgetsAreCheckedUpFront) {
   if (!fs::exists(kMlp)) GTEST_SKIP() << "no " << kMlp;
   testing::CommandResult r = testing::run_kiln(tune_args(path("a.db"), "--trials 4 --ops conv2d"));

@@ -161,7 +161,7 @@ TEST(TasksCli, SymbolicBatchNeedsInputShape) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   nlohmann::json list = nlohmann::json::parse(r.output);
   ASSERT_EQ(list.size(), 2u);
-  EXPECT_EQ(list[0].at("workload"), "dense:K=16,M=4,N=8,bias=1");
+  EXPECT_EQ(list[0].at("workload"), "dense:K=16,M=4,N=8,bias=0");  // TVM's task: no bias
   EXPECT_EQ(list[0].at("count"), 1);
   EXPECT_EQ(list[0].at("flops"), 2.0 * 4 * 8 * 16);
 

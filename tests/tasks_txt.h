@@ -111,7 +111,8 @@ inline TasksTxt read_tasks_txt(const std::string& model) {
       Result<ops::Workload> w = t->normalize(raw);
       EXPECT_TRUE(w.ok()) << w.status().message();
       if (!w.ok()) continue;
-      ExpectedTask& e = out.tasks[{std::string(t->name()), w->to_string()}];
+      // Keyed as TVM's task (a dense without kiln's fused bias), as task extraction lists it.
+      ExpectedTask& e = out.tasks[{std::string(t->name()), t->task_workload(*w).to_string()}];
       e.count += count;
       e.flops = flops_each;
     }

@@ -122,6 +122,7 @@ Result<ImportReport> import_stream(Store& store, std::istream& in, const std::st
       ++report.duplicates;
       continue;
     }
+    ++report.targets[r.target];
     batch.push_back(std::move(r));
     if (batch.size() >= kImportBatch) KILN_RETURN_IF_ERROR(flush());
   }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,7 +32,8 @@ struct ImportReport {
   // One "FILE:LINE: reason" per line that was not imported for a reason other than being a
   // duplicate, blank or a comment.
   std::vector<std::string> skipped;
-  std::vector<std::string> warnings;  // "FILE:LINE: warning: ..." (the record was imported)
+  std::vector<std::string> warnings;       // "FILE:LINE: warning: ..." (the record was imported)
+  std::map<std::string, int64_t> targets;  // kiln target -> records imported for it
 
   // Lines that hold a record (neither blank nor a comment): each is imported, a duplicate, or
   // skipped.

@@ -53,7 +53,7 @@ Result<ops::Workload> workload_from_tvm_args(const ops::Template& tmpl, const js
   }
   // nlohmann compares numbers by value across integer kinds, so [1, 1] == [1u, 1u].
   json back = tmpl.tvm_args(*normalized);
-  if (back != args) {
+  if (back != ops::find_operator(tmpl.op())->current_tvm_args(args)) {
     return InvalidArgument(where + "not a workload kiln can represent (the nearest, " +
                            normalized->to_string() + ", has args " + back.dump() + ")");
   }
