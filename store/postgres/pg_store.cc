@@ -296,12 +296,6 @@ Result<Claim> PgStore::claim(const TaskKey& task, const std::vector<int64_t>& co
   Claim out;
   KILN_RETURN_IF_ERROR(c_->transaction([&](Tx& tx) -> Status {
     out = Claim{};
-    KILN_ASSIGN_OR_RETURN(Rows unseen,
-                          tx.exec(std::string("SELECT ") + kPgRecordColumns +
-                                      " FROM records WHERE target = $1 AND task_name = $2 AND "
-                                      "workload = $3 AND id > $4 ORDER BY id",
-                                  {task.target, task.task_name, task.workload, after_id}));
-    KILN_ASSIGN_OR_RETURN(out.unseen, pg_collect(*c_, unseen));
     KILN_RETURN_IF_ERROR(tx.exec("DELETE FROM leases WHERE target = $1 AND task_name = $2 AND "
                                  "workload = $3 AND expires <= $4",
                                  {task.target, task.task_name, task.workload, now})
@@ -318,6 +312,15 @@ Result<Claim> PgStore::claim(const TaskKey& task, const std::vector<int64_t>& co
                   {task.target, task.task_name, task.workload, config, owner, expires}));
       if (taken.affected() > 0) out.claimed.push_back(config);
     }
+    // The records last, in a statement of its own (a snapshot taken now, READ COMMITTED): a
+    // record appended by the owner of a lease taken above was committed before that lease was
+    // released, so it is seen here; read first, it could be missed while its config is claimed.
+    KILN_ASSIGN_OR_RETURN(Rows unseen,
+                          tx.exec(std::string("SELECT ") + kPgRecordColumns +
+                                      " FROM records WHERE target = $1 AND task_name = $2 AND "
+                                      "workload = $3 AND id > $4 ORDER BY id",
+                                  {task.target, task.task_name, task.workload, after_id}));
+    KILN_ASSIGN_OR_RETURN(out.unseen, pg_collect(*c_, unseen));
     return Status::Ok();
   }));
   return out;

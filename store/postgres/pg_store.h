@@ -9,7 +9,8 @@
 //     first id to COMMIT, so that a reader of records after an id (Store::claim's unseen,
 //     incremental reads) never misses a record committed later with a smaller id.
 //   - Claims are one transaction of INSERT ... ON CONFLICT: two processes claiming the same
-//     config wait on its row, and only one gets it.
+//     config wait on its row, and only one gets it. The unseen records are read after the
+//     leases are taken, so a record whose lease its append released is never missed.
 //   - A lost connection (server restarted, network cut) is reopened and the call retried with
 //     bounded retries (store/postgres/pg_connection.h); an append interrupted at COMMIT is never
 //     applied twice (its token is looked up first).
