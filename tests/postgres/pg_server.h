@@ -1,8 +1,9 @@
 // A real PostgreSQL server for tests: initdb in a fresh temporary directory, the server on
 // 127.0.0.1 and a free port (no Unix socket, trust authentication for the role "kiln"), shared by
-// every test of one test binary (PgServer::shared()), each test taking a new empty database
-// (new_database()). PostgreSQL refuses to run as root, so as root the server runs as the
-// unprivileged user "nobody" (runuser).
+// every test of one test process (PgServer::shared()), each test taking a new empty database
+// (new_database()). initdb runs once per user: its result is kept as a template in
+// $TMPDIR/kiln_pg_initdb_template_UID and copied for each server. PostgreSQL refuses to run as
+// root, so as root the server runs as the unprivileged user "nobody" (runuser).
 //
 // The server never outlives the test binary: a watchdog process, started before the server,
 // holds the read end of a pipe whose write end only the test process has (close-on-exec, so no
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -52,10 +54,10 @@ class PgServer {
     return server.get();
   }
 
+  // The watchdog stops the server and removes the directory, after the test process is gone:
+  // the process does not wait for the server's shutdown.
   ~PgServer() {
-    stop();
-    if (watchdog_write_ >= 0) ::close(watchdog_write_);  // the watchdog removes the directory
-    if (watchdog_pid_ > 0) ::waitpid(watchdog_pid_, nullptr, 0);
+    if (watchdog_write_ >= 0) ::close(watchdog_write_);
   }
   PgServer(const PgServer&) = delete;
   PgServer& operator=(const PgServer&) = delete;
@@ -104,8 +106,20 @@ class PgServer {
     as_user_ = ::geteuid() == 0 ? "runuser -u nobody -- " : "";
     if (::geteuid() == 0) run("chown nobody '" + dir_ + "'");
     start_watchdog();
-    run("cd '" + dir_ + "' && " + as_user_ + bin_dir() + "/initdb -D '" + dir_ +
-        "/data' -U kiln --auth=trust -E UTF8 --no-sync >'" + dir_ + "/initdb.log' 2>&1");
+    // ctest runs each test case in a process of its own: initdb once per user into a template
+    // beside the temporary directories, and copy it (cp -a keeps the owner and mode 0700).
+    const std::string tmpl = (std::filesystem::temp_directory_path() /
+                              ("kiln_pg_initdb_template_" + std::to_string(::geteuid())))
+                                 .string();
+    if (::access((tmpl + "/PG_VERSION").c_str(), F_OK) != 0) {
+      run("cd '" + dir_ + "' && " + as_user_ + bin_dir() + "/initdb -D '" + dir_ +
+          "/template' -U kiln --auth=trust -E UTF8 --no-sync >'" + dir_ + "/initdb.log' 2>&1");
+      // Atomic: a concurrent test process either sees the whole template or makes its own.
+      if (std::rename((dir_ + "/template").c_str(), tmpl.c_str()) != 0) {
+        run("rm -rf '" + dir_ + "/template'");
+      }
+    }
+    run("cp -a '" + tmpl + "' '" + dir_ + "/data'");
     // A free port, chosen by the kernel; another process could take it before the server binds
     // it, so a failed start tries another one.
     for (int attempt = 0;; ++attempt) {
@@ -197,14 +211,12 @@ class PgServer {
     }
     ::close(fds[0]);
     watchdog_write_ = fds[1];
-    watchdog_pid_ = pid;
   }
 
   std::string dir_;
   std::string as_user_;
   int port_ = 0;
   int watchdog_write_ = -1;
-  pid_t watchdog_pid_ = -1;
 };
 
 }  // namespace kiln::testing
