@@ -12,6 +12,9 @@ target_compile_definitions(kiln_llvm INTERFACE ${_kiln_llvm_defs})
 target_link_libraries(kiln_llvm INTERFACE lldELF lldCommon LLVM)
 
 find_package(SQLite3 REQUIRED)
+# libpq: the PostgreSQL store's client (store/postgres/).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
 find_package(OpenSSL REQUIRED)  # libcrypto: artifact digests (common/sha256.h)
 find_package(fmt CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)

@@ -16,7 +16,7 @@ kiln_packages=(
   libxgboost-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libssl-dev openssl
   libcpp-httplib-dev
-  libsqlite3-dev libspdlog-dev libfmt-dev libonnx-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libsqlite3-dev libpq-dev libspdlog-dev libfmt-dev libonnx-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
 )
 # The tests and benchmarks: GoogleTest, the Python client's gRPC, the kernel peers (oneDNN,
 # OpenBLAS), headless Chromium for the report checks, and the tools the suite calls.
@@ -27,6 +27,7 @@ test_packages=(
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
   chromium libpng-dev  # kiln report rendered headless, its screenshot decoded
   python3-onnx python3-numpy  # scripts/make_mlp.py, the README's example model
+  postgresql  # the PostgreSQL store's tests start a real server (tests/postgres/pg_server.h)
 )
 # More benchmark models: exported from torchvision with random weights (bench/).
 bench_packages=(python3-torch python3-torchvision)

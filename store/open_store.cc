@@ -4,6 +4,8 @@
 #include <optional>
 #include <string_view>
 
+#include "store/postgres/pg_job_store.h"
+#include "store/postgres/pg_store.h"
 #include "store/sqlite/sqlite_job_store.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -11,11 +13,11 @@ namespace kiln::store {
 
 namespace {
 
-enum class Backend { kSqlite };
+enum class Backend { kSqlite, kPostgres };
 
 struct Location {
   Backend backend;
-  std::string path;  // what the backend opens
+  std::string path;  // what the backend opens (for PostgreSQL, the whole URI: libpq parses it)
 };
 
 // The scheme of a URL "SCHEME://..." (RFC 3986: a letter, then letters, digits, + - .), or
@@ -43,18 +45,27 @@ Result<Location> parse_location(const std::string& location) {
     }
     return Location{Backend::kSqlite, std::move(path)};
   }
+  if (*scheme == "postgresql" || *scheme == "postgres") {
+    return Location{Backend::kPostgres, location};
+  }
   return InvalidArgument("record store '" + location + "': unknown scheme '" +
                          std::string(*scheme) +
-                         "' (known: sqlite://PATH, or a plain path of a SQLite file)");
+                         "' (known: sqlite://PATH, postgresql://USER@HOST:PORT/DB, or a plain "
+                         "path of a SQLite file)");
 }
 
-// Opens `location` with the backend's class for `Interface` (Sqlite: its SQLite implementation).
-template <class Interface, class Sqlite>
+// Opens `location` with the backend's class for `Interface` (Sqlite, Postgres: its
+// implementations).
+template <class Interface, class Sqlite, class Postgres>
 Result<std::unique_ptr<Interface>> open_at(const std::string& location, bool read_only) {
   KILN_ASSIGN_OR_RETURN(Location where, parse_location(location));
   switch (where.backend) {
     case Backend::kSqlite: {
       KILN_ASSIGN_OR_RETURN(std::unique_ptr<Sqlite> s, Sqlite::open(where.path, read_only));
+      return std::unique_ptr<Interface>(std::move(s));
+    }
+    case Backend::kPostgres: {
+      KILN_ASSIGN_OR_RETURN(std::unique_ptr<Postgres> s, Postgres::open(where.path, read_only));
       return std::unique_ptr<Interface>(std::move(s));
     }
   }
@@ -63,12 +74,17 @@ Result<std::unique_ptr<Interface>> open_at(const std::string& location, bool rea
 
 }  // namespace
 
+bool is_postgres_location(const std::string& location) {
+  std::optional<std::string_view> scheme = url_scheme(location);
+  return scheme && (*scheme == "postgresql" || *scheme == "postgres");
+}
+
 Result<std::unique_ptr<Store>> open_store(const std::string& location, bool read_only) {
-  return open_at<Store, sqlite::SqliteStore>(location, read_only);
+  return open_at<Store, sqlite::SqliteStore, postgres::PgStore>(location, read_only);
 }
 
 Result<std::unique_ptr<JobStore>> open_job_store(const std::string& location, bool read_only) {
-  return open_at<JobStore, sqlite::SqliteJobStore>(location, read_only);
+  return open_at<JobStore, sqlite::SqliteJobStore, postgres::PgJobStore>(location, read_only);
 }
 
 }  // namespace kiln::store

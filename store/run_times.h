@@ -40,4 +40,8 @@ struct RunTimes {
   void add(const RunTimes& more);
 };
 
+// The first number of `t` that is not finite and non-negative ("run_s", ...), or nullptr: what
+// every backend refuses in Store::add_run_times.
+const char* invalid_run_times_field(const RunTimes& t);
+
 }  // namespace kiln::store

@@ -14,6 +14,7 @@
 
 #include "store/job_store.h"
 #include "store/open_store.h"
+#include "tests/postgres/pg_server.h"
 #include "tests/store_samples.h"
 #include "tests/temp_dir.h"
 
@@ -27,12 +28,18 @@ using kiln::testing::TempDir;
 // A backend under test.
 struct StoreBackend {
   std::string name;
-  // The location (path or URL) of a new, empty store, for a test that owns `dir`.
+  // The location (path or URL) of a new, empty store, for a test that owns `dir`; empty when
+  // the backend cannot be tested here (skip_reason says why).
   std::function<std::string(const TempDir& dir)> new_store;
+  std::function<std::string()> skip_reason = [] { return std::string(); };
 };
 
 class StoreConformance : public ::testing::TestWithParam<StoreBackend> {
  protected:
+  void SetUp() override {
+    if (location_.empty()) GTEST_SKIP() << GetParam().skip_reason();
+  }
+
   std::unique_ptr<Store> open_or_die(const std::string& location) {
     auto store = open_store(location);
     EXPECT_TRUE(store.ok()) << store.status().message();
@@ -446,7 +453,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(StoreBackend{"sqlite", [](const TempDir& dir) { return dir.file("s.db"); }},
                       StoreBackend{
                           "sqlite_url",
-                          [](const TempDir& dir) { return "sqlite://" + dir.file("s.db"); }}),
+                          [](const TempDir& dir) { return "sqlite://" + dir.file("s.db"); }},
+                      // A new database of the binary's one PostgreSQL server (tests/postgres).
+                      StoreBackend{"postgresql",
+                                   [](const TempDir&) {
+                                     auto* server = kiln::testing::PgServer::shared();
+                                     return server ? server->new_database() : std::string();
+                                   },
+                                   [] { return kiln::testing::PgServer::skip_reason(); }}),
     [](const ::testing::TestParamInfo<StoreBackend>& info) { return info.param.name; });
 
 }  // namespace

@@ -1,37 +1,16 @@
 // SqliteStore's run_times table (store/run_times.h, schema version 6).
-#include <cmath>
-
 #include "store/formats/py_json.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace kiln::store::sqlite {
 
-namespace {
-
-// The first field of `t` that is not a finite non-negative number, or nullptr.
-const char* bad_number(const RunTimes& t) {
-  auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
-  if (bad(t.started)) return "started";
-  if (bad(t.updated)) return "updated";
-  if (t.trials < 0) return "trials";
-  if (t.errors < 0) return "errors";
-  if (bad(t.build_s)) return "build_s";
-  if (bad(t.run_s)) return "run_s";
-  if (t.cooldown_s && bad(*t.cooldown_s)) return "cooldown_s";
-  if (bad(t.store_s)) return "store_s";
-  if (bad(t.wall_s)) return "wall_s";
-  return nullptr;
-}
-
-}  // namespace
-
 Status SqliteStore::check_run_times(const RunTimes& delta) const {
   KILN_RETURN_IF_ERROR(check_writable("record run times"));
   if (delta.run.empty()) {
     return InvalidArgument("record store '" + path() + "': run times without a run identity");
   }
-  if (const char* field = bad_number(delta)) {
+  if (const char* field = invalid_run_times_field(delta)) {
     return InvalidArgument("record store '" + path() + "': run times of run '" + delta.run +
                            "': " + field + " is not a finite non-negative number");
   }

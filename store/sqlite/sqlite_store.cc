@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "store/formats/py_json.h"
+#include "store/record_sql.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_db.h"
 
@@ -50,24 +51,6 @@ Result<std::vector<Record>> collect(const Database& db, Statement& stmt) {
     KILN_ASSIGN_OR_RETURN(Record r, row_to_record(db, stmt));
     out.push_back(std::move(r));
   }
-}
-
-// An SQL string literal.
-std::string sql_quote(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
-
-// The SQL condition of is_comparable(record): measure_version >= the oldest comparable version of
-// its task_name (ops/measured_layout.h).
-std::string comparable_sql() {
-  std::string oldest = "CASE task_name";
-  for (std::string_view name : ops::templates_with_newer_measurements()) {
-    oldest += " WHEN " + sql_quote(name) + " THEN " +
-              std::to_string(ops::oldest_comparable_version(name));
-  }
-  return "(measure_version >= (" + oldest + " ELSE 1 END))";
 }
 
 // " WHERE ..." for a filter, and the values to bind in order.
