@@ -13,7 +13,7 @@
 #include <fstream>
 #include <map>
 
-#include "cli/common.h"
+#include "cli/board_commands.h"
 #include "common/safe_file.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"

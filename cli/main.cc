@@ -54,19 +54,5 @@ int main(int argc, char** argv) {
   add(add_cancel_command);
   add(add_pause_command);
   add(add_resume_command);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : kUsageError;
-  }
-  try {
-    for (auto& [cmd, run] : commands) {
-      if (cmd->parsed()) return run();
-    }
-  } catch (const CommandError& e) {
-    std::fprintf(stderr, "kiln: %s\n", e.message.c_str());
-    return e.exit_code;
-  }
-  return 0;
+  return run_command_line(app, commands, argc, argv, "kiln");
 }
