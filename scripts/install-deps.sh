@@ -24,6 +24,10 @@ test_packages=(
   python3-grpcio python3-grpc-tools
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
   chromium libpng-dev  # kiln report rendered headless, its screenshot decoded
+  # The aarch64 kiln-runner, cross-built and run under qemu-user (tests/arm): needs arm64 as a
+  # foreign architecture (added below).
+  crossbuild-essential-arm64 qemu-user-static
+  libgrpc++-dev:arm64 libprotobuf-dev:arm64 libssl-dev:arm64
 )
 case "$profile" in
   demo) packages=("${kiln_packages[@]}") ;;
@@ -49,6 +53,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+if [[ " ${missing[*]} " == *":arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  "${sudo_cmd[@]}" dpkg --add-architecture arm64
+fi
 "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=900 update
 "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y \
   --no-install-recommends "${missing[@]}"
