@@ -16,15 +16,11 @@
 #include <optional>
 #include <tuple>
 
-#include "builder/target.h"
-#include "cli/common.h"
+#include "cli/board_commands.h"
+#include "cli/step_kind.h"
 #include "common/safe_file.h"
-#include "compiler/step_kind.h"
-#include "jobs/job_plan.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
-#include "store/open_store.h"
-#include "tuner/model_tune.h"
 
 namespace kiln::cli {
 
@@ -209,32 +205,11 @@ int RunModel(const RunOptions& o) {
   return 0;
 }
 
-// The tuner's estimate of the model's latency from the store's best records (the sum kiln tune
-// shows: tuner::ModelTuneJob::estimated_latency over the ONNX model's tasks), for the target
-// the model was compiled for. 0 when no task has a record.
-double RecordsEstimate(const RunOptions& o, const std::string& target_text, int* measured,
-                       int* workloads) {
-  std::vector<tuner::ModelTask> tasks =
-      value_or_exit(daemon::model_tasks(o.onnx, {}, {}, "--ops", /*extra=*/true));
-  Target target = value_or_exit(builder::parse_target(target_text));
-  std::unique_ptr<store::Store> db = value_or_exit(store::open_store(o.db, /*read_only=*/true));
-  std::vector<tuner::ModelTaskState> states(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    std::optional<store::Record> best =
-        value_or_exit(db->best(target.to_string(), std::string(tasks[i].task.tmpl->name()),
-                               tasks[i].task.workload.to_string()));
-    if (best) states[i].best_seconds = best->mean_cost();
-  }
-  tuner::ModelTuneJob job(std::move(tasks), target, {});
-  std::tie(*measured, *workloads) = job.measured_workloads(states);
-  bool complete = false;
-  return job.estimated_latency(states, &complete);
-}
-
 // Per-step times over `repeat` profiled runs, the `top` slowest steps first, then the time per
-// kind of step (compiler/step_kind.h) with the executor's overhead (the timed runs' mean less
+// kind of step (cli/step_kind.h) with the executor's overhead (the timed runs' mean less
 // the steps' sum), which add up to that mean; with --db, the mean against the records' estimate.
-void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms) {
+void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms,
+                  const RecordsEstimator& estimator) {
   const int repeat = o.repeat, top = o.profile;
   std::vector<double> seconds;
   for (int r = 0; r < repeat; ++r) exec.run_profiled(&seconds);
@@ -251,12 +226,11 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms) {
     std::printf("  %8.4f ms %5.1f%%  #%-3zu %s (%s)\n", seconds[order[k]] * 1e3 / repeat,
                 100 * seconds[order[k]] / total, order[k], step.label.c_str(), step.symbol.c_str());
   }
-  using compiler::StepKind;
   const StepKind kinds[] = {StepKind::kTemplateKernel, StepKind::kLayoutTransform,
                             StepKind::kOther};
   std::map<StepKind, std::pair<double, int>> per_kind;  // ms per run, steps
   for (size_t i = 0; i < seconds.size(); ++i) {
-    auto& [ms, steps] = per_kind[compiler::step_kind(exec.model().steps[i])];
+    auto& [ms, steps] = per_kind[step_kind(exec.model().steps[i])];
     ms += seconds[i] * 1e3 / repeat;
     steps += 1;
   }
@@ -265,15 +239,16 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms) {
   for (StepKind kind : kinds) {
     auto [ms, steps] = per_kind[kind];
     std::printf("  %-18s %10.4f ms %6.1f%%  (%d steps)\n",
-                std::string(compiler::step_kind_name(kind)).c_str(), ms, 100 * ms / mean_ms, steps);
+                std::string(step_kind_name(kind)).c_str(), ms, 100 * ms / mean_ms, steps);
   }
   std::printf(
       "  %-18s %10.4f ms %6.1f%%  (the mean less the steps' sum%s)\n", "executor overhead",
       overhead_ms, 100 * overhead_ms / mean_ms,
       overhead_ms < 0 ? "; negative: the profiled runs were slower than the timed ones" : "");
   if (o.db.empty()) return;
-  int measured = 0, workloads = 0;
-  const double estimate_ms = RecordsEstimate(o, exec.model().target, &measured, &workloads) * 1e3;
+  const RecordsEstimate estimate = estimator(o.db, o.onnx, exec.model().target);
+  const int measured = estimate.measured, workloads = estimate.workloads;
+  const double estimate_ms = estimate.seconds * 1e3;
   if (measured == 0) {
     std::printf("records: no task of %s has a record for %s in %s\n", o.onnx.c_str(),
                 exec.model().target.c_str(), o.db.c_str());
@@ -286,7 +261,7 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms) {
       mean_ms / estimate_ms, per_kind[StepKind::kTemplateKernel].first / estimate_ms);
 }
 
-int BenchModel(const RunOptions& o) {
+int BenchModel(const RunOptions& o, const RecordsEstimator& estimator) {
   auto exec = LoadModel(o.model, o.threads);
   auto inputs = ReadInputs(*exec, o.inputs);
   for (int i = 0; i < exec->num_inputs(); ++i) {
@@ -320,7 +295,7 @@ int BenchModel(const RunOptions& o) {
   std::printf("arena %lld bytes (without reuse %lld bytes)\n",
               static_cast<long long>(exec->arena_bytes()),
               static_cast<long long>(exec->unplanned_bytes()));
-  if (o.profile > 0) PrintProfile(*exec, o, mean);
+  if (o.profile > 0) PrintProfile(*exec, o, mean, estimator);
   return 0;
 }
 
@@ -340,7 +315,7 @@ Command add_run_command(CLI::App& app) {
   return [o] { return RunModel(*o); };
 }
 
-Command add_bench_command(CLI::App& app) {
+Command add_bench_command(CLI::App& app, RecordsEstimator estimator) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "time a compiled model: mean, median, std and min of whole-model runs in ms");
@@ -353,14 +328,17 @@ Command add_bench_command(CLI::App& app) {
   add_bounded(cmd, "--profile", &o->profile, 0, 100000,
               "also time each step over --repeat runs and print the N slowest, then the time "
               "per kind of step (0: off)");
-  cmd->add_option("--db", o->db,
-                  "with --profile: compare the run with the tuner's estimate from this store's "
-                  "best records (needs --onnx)");
-  cmd->add_option("--onnx", o->onnx, "with --db: the ONNX model the compiled model was made from");
-  return [o] {
+  if (estimator) {  // kiln-runner has no store or tuner to estimate with
+    cmd->add_option("--db", o->db,
+                    "with --profile: compare the run with the tuner's estimate from this store's "
+                    "best records (needs --onnx)");
+    cmd->add_option("--onnx", o->onnx,
+                    "with --db: the ONNX model the compiled model was made from");
+  }
+  return [o, estimator = std::move(estimator)] {
     if (o->db.empty() != o->onnx.empty()) throw CommandError{"--db and --onnx go together"};
     if (!o->db.empty() && o->profile == 0) throw CommandError{"--db needs --profile N"};
-    return BenchModel(*o);
+    return BenchModel(*o, estimator);
   };
 }
 

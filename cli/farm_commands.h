@@ -2,23 +2,19 @@
 // kiln tracker, kiln farm status, kiln runner.
 #pragma once
 
+#include "cli/board_commands.h"
 #include "cli/common.h"
 
 namespace kiln::cli {
 
-// gRPC's threads must not take SIGINT/SIGTERM: the servers wait for them with sigwait. Call
-// before any gRPC thread starts.
-void block_stop_signals();
 // --listen, --certs and --insecure of a server command (kiln tracker, kiln builder, kiln serve).
 void add_server_options(CLI::App* cmd, std::string* listen, std::string* certs_dir, bool* insecure);
 
 Command add_certs_command(CLI::App& app);
 Command add_tracker_command(CLI::App& app);
 Command add_farm_command(CLI::App& app);
-Command add_runner_command(CLI::App& app);  // kiln runner
-Command add_measure_worker_command(CLI::App& app);
+Command add_runner_command(CLI::App& app);        // kiln runner, registering LLVM's host target
 Command add_builder_command(CLI::App& app);       // kiln builder
-Command add_build_worker_command(CLI::App& app);  // hidden: kiln builder's build worker  // hidden:
-                                                  // kiln runner's measurement child
+Command add_build_worker_command(CLI::App& app);  // hidden: kiln builder's build worker
 
 }  // namespace kiln::cli

@@ -6,6 +6,7 @@
 #include "cli/common.h"
 #include "cli/farm_commands.h"
 #include "cli/job_commands.h"
+#include "cli/records_estimate.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 // An AddressSanitizer build (make asan) only. LLVM installs its own alternate signal stack (a
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   add(add_tasks_command);
   add(add_compile_command);
   add(add_run_command);
-  add(add_bench_command);
+  add([](CLI::App& a) { return add_bench_command(a, records_estimate); });
   add(add_certs_command);
   add(add_tracker_command);
   add(add_farm_command);
@@ -70,19 +71,5 @@ int main(int argc, char** argv) {
                  near ? (" (did you mean " + *near + "?)").c_str() : "");
     return kUsageError;
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : kUsageError;
-  }
-  try {
-    for (auto& [cmd, run] : commands) {
-      if (cmd->parsed()) return run();
-    }
-  } catch (const CommandError& e) {
-    std::fprintf(stderr, "kiln: %s\n", e.message.c_str());
-    return e.exit_code;
-  }
-  return 0;
+  return run_command_line(app, commands, argc, argv, "kiln");
 }

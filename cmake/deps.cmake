@@ -2,6 +2,16 @@
 # Recipes and traps: ../shared/reference/deps.md.
 find_package(Threads REQUIRED)
 
+# The board's build (KILN_RUNNER_ONLY) needs only OpenSSL, CLI11, nlohmann_json, protobuf and
+# gRPC (proto/CMakeLists.txt).
+if(KILN_RUNNER_ONLY)
+  find_package(OpenSSL REQUIRED)
+  find_package(CLI11 CONFIG REQUIRED)
+  find_package(nlohmann_json CONFIG REQUIRED)
+  find_package(Protobuf REQUIRED)
+  return()
+endif()
+
 # LLVM 19: the single libLLVM.so plus lld's static archives. "19" alone is rejected; pin 19.1.
 find_package(LLVM 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
 find_package(LLD REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/lld)

@@ -6,6 +6,10 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 namespace kiln {
 
@@ -141,12 +145,14 @@ std::string x86_cpu() {
 
 #if defined(__aarch64__)
 
-// "CPU implementer" and "CPU part" of the first core in /proc/cpuinfo.
+// The CPU name from "CPU implementer" and "CPU part" of the first core in /proc/cpuinfo; the
+// features from the kernel's AT_HWCAP, which qemu-user also sets (its /proc/cpuinfo is the x86
+// host's, so an emulated runner is "generic" with the emulator's features).
 std::string aarch64_cpu(std::string* features) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   unsigned implementer = 0, part = 0;
-  bool asimd = false;
+  const bool asimd = (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
   auto value = [&](std::string_view key) -> std::string {
     if (!line.starts_with(key)) return {};
     size_t colon = line.find(':');
@@ -157,8 +163,6 @@ std::string aarch64_cpu(std::string* features) {
       implementer = std::stoul(v, nullptr, 0);
     } else if (std::string v = value("CPU part"); !v.empty() && !part) {
       part = std::stoul(v, nullptr, 0);
-    } else if (std::string v = value("Features"); !v.empty()) {
-      asimd = asimd || (" " + v + " ").find(" asimd ") != std::string::npos;
     }
   }
   *features = asimd ? "+neon" : "-neon";

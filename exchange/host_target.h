@@ -1,4 +1,5 @@
-// The machine kiln runs on, detected without LLVM (cpuid on x86-64, /proc/cpuinfo on aarch64),
+// The machine kiln runs on, detected without LLVM (cpuid on x86-64; /proc/cpuinfo and AT_HWCAP
+// on aarch64),
 // for processes that hold targets but generate no code: a device-side runner names its machine
 // with it. The triple and the CPU name are LLVM's (sys::getProcessTriple, getHostCPUName) on
 // the CPUs kiln supports: AMD Zen 1-5 and Intel Haswell to Granite Rapids, Cortex/Neoverse

@@ -152,7 +152,10 @@ Status LocalRunner::start_worker() {
     WorkerProcess::Limits limits;
     limits.address_space_bytes = options.max_memory_bytes;
     limits.scratch_parent = options.scratch_parent;
-    return WorkerProcess::spawn_exec({options.worker_binary, "measure-worker"}, limits);
+    std::vector<std::string> argv = options.exec_prefix;
+    argv.push_back(options.worker_binary);
+    argv.push_back("measure-worker");
+    return WorkerProcess::spawn_exec(argv, limits);
   };
   Result<std::unique_ptr<WorkerProcess>> spawned = spawn();
   if (!spawned.ok())

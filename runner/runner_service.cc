@@ -145,6 +145,13 @@ grpc::Status RunnerService::Measure(grpc::ServerContext* context, const v1::Meas
   ro.cooldown_interval_s = mo->cooldown_interval_s;
   ro.threads = mo->threads > 0 ? mo->threads : options_.cores;
   ro.worker_binary = options_.worker_binary;
+  ro.exec_prefix = options_.exec_prefix;
+  if (options_.emulated) {
+    ro.measure.time.number = ro.measure.time.repeat = 1;
+    ro.measure.time.min_repeat_ms = 0;
+    ro.measure.time.enable_cpu_cache_flush = false;
+    ro.cooldown_interval_s = 0;
+  }
   ro.max_memory_bytes = options_.max_memory_bytes;
   ro.max_cpu_s_per_config = options_.max_cpu_s_per_config;
   ro.scratch_parent = options_.scratch_parent;

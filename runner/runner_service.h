@@ -43,9 +43,14 @@ using LeaseChecker = std::function<grpc::Status(const std::string& lease_id, dou
 constexpr double kLeaseRecheckS = 5;
 
 struct RunnerServiceOptions {
-  std::string signing_key;          // the farm's key (farm/signing.h); required
-  LeaseChecker check_lease;         // required
-  std::string worker_binary;        // the kiln binary, exec'd as "measure-worker"
+  std::string signing_key;               // the farm's key (farm/signing.h); required
+  LeaseChecker check_lease;              // required
+  std::string worker_binary;             // the kiln binary, exec'd as "measure-worker"
+  std::vector<std::string> exec_prefix;  // words exec'd before it (RunnerOptions::exec_prefix)
+  // The runner runs on an emulator (qemu): its times are not the board's. Every output is still
+  // checked, but each config runs once (number = repeat = 1, no flush, no cooldown) whatever the
+  // client asked, so that the reported costs are a single emulated run, not a measurement.
+  bool emulated = false;
   uint64_t max_memory_bytes = 0;    // per measurement child (RLIMIT_AS); 0: none
   double max_cpu_s_per_config = 0;  // per config and kernel thread (RLIMIT_CPU); 0: none
   std::string scratch_parent;       // children work in private directories under it

@@ -5,6 +5,11 @@
 
 #include "runtime/model_artifact.h"
 
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace kiln {
 namespace {
 
@@ -55,8 +60,16 @@ std::vector<Feature> HostFeatures() {
       KILN_FEATURE("vpclmulqdq"),
       KILN_FEATURE("avxvnni"),
   };
+#elif defined(__aarch64__)
+  // LLVM's names of what the kernel reports in AT_HWCAP.
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  return {
+      {"neon", (hwcap & HWCAP_ASIMD) != 0},       {"fp-armv8", (hwcap & HWCAP_FP) != 0},
+      {"fullfp16", (hwcap & HWCAP_ASIMDHP) != 0}, {"dotprod", (hwcap & HWCAP_ASIMDDP) != 0},
+      {"sve", (hwcap & HWCAP_SVE) != 0},
+  };
 #else
-  return {};  // not an x86 host: every x86 target is foreign (checked below)
+  return {};  // another host: every target is foreign (checked below)
 #endif
 }
 
@@ -90,14 +103,18 @@ const std::vector<std::string>& checkable_cpu_features() {
 Status check_cpu_features(const std::vector<std::string>& features, const std::string& target) {
   const std::string triple = TargetTriple(target);
 #if defined(__x86_64__)
-  const bool foreign = !triple.empty() && triple.rfind("x86_64", 0) != 0;
+  const char* host = "x86_64";
+#elif defined(__aarch64__)
+  const char* host = "aarch64";
 #else
-  (void)triple;
-  const bool foreign = true;
+  const char* host = nullptr;
 #endif
-  if (foreign) {
-    return InvalidArgument("compiled for a foreign target ('" + target +
-                           "'): this kiln runs x86_64 code only on an x86_64 host");
+  // No -mtriple: the compiling machine's own, which only the ELF header can tell (the executor
+  // checks it before loading).
+  if (host == nullptr || (!triple.empty() && !triple.starts_with(host))) {
+    return InvalidArgument("compiled for a foreign target ('" + target + "'): this kiln runs " +
+                           (host ? std::string(host) + " code only" : std::string("no code")) +
+                           " on this host");
   }
   for (const std::string& name : features) {
     auto it = std::find_if(Host().begin(), Host().end(),

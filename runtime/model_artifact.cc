@@ -23,8 +23,8 @@ constexpr int64_t kMaxElements = int64_t{1} << 42;
 // keeps a wrong path such as /dev/zero or a huge file from exhausting memory.
 constexpr int64_t kMaxModelFileBytes = int64_t{16} << 30;
 
-// --- little-endian primitives. kiln runs on x86-64 only (check_cpu_features rejects other
-// targets), but the format is defined byte by byte so it does not depend on that.
+// --- little-endian primitives. kiln's hosts (x86-64, aarch64 Linux) are little-endian, but the
+// format is defined byte by byte so it does not depend on that.
 
 void PutU32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);

@@ -62,7 +62,7 @@ struct ModelStep {
 struct ModelArtifact {
   std::string kiln_version;
   std::string target;                     // the target string it was compiled for
-  std::vector<std::string> cpu_features;  // x86 features the code needs ("avx512f", "fma", ...)
+  std::vector<std::string> cpu_features;  // features the code needs ("avx512f", "fma", ...)
   std::vector<ModelValue> values;
   std::vector<int> inputs;   // value ids of the graph inputs, in graph order
   std::vector<int> outputs;  // value ids of the graph outputs, in graph order
@@ -84,10 +84,11 @@ Result<ModelArtifact> parse_model(std::string_view bytes, const std::string& lab
 Status write_model_file(const ModelArtifact& model, const std::string& path);  // kIo on failure
 Result<ModelArtifact> read_model_file(const std::string& path);  // kIo unreadable, else parse
 
-// Whether this machine can run code compiled for `features` (x86 feature names as LLVM spells
-// them); the error names the first missing feature and the artifact's target. kInvalidArgument
-// also for a feature name this kiln cannot check (not in checkable_cpu_features()) and for a
-// target whose -mtriple is not x86_64 (a foreign target).
+// Whether this machine can run code compiled for `features` (x86 or aarch64 feature names as
+// LLVM spells them); the error names the first missing feature and the artifact's target.
+// kInvalidArgument also for a feature name this kiln cannot check (not in
+// checkable_cpu_features()) and for a target whose -mtriple is not this host's architecture
+// (x86_64 or aarch64: a foreign target).
 Status check_cpu_features(const std::vector<std::string>& features, const std::string& target);
 // The feature names check_cpu_features knows, so that the compiler records only those (LLVM's
 // feature strings also hold names like "cx16" that the CPU-detection builtins cannot test).

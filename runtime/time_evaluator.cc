@@ -17,7 +17,9 @@ namespace {
 // min_repeat_ms, so stop growing after this many zero readings.
 constexpr int kLimitZeroTimeIterations = 100;
 
-constexpr uintptr_t kCacheLine = 64;
+#if defined(__x86_64__) || defined(__i386__)
+constexpr uintptr_t kCacheLine = 64;  // every x86-64 CPU's
+#endif
 
 }  // namespace
 
@@ -44,11 +46,16 @@ Status flush_cpu_cache(const std::vector<FlushBuffer>& buffers) {
   _mm_mfence();
   return Status::Ok();
 #elif defined(__aarch64__)
+  // The smallest data cache line of any level (CTR_EL0.DminLine, in words): a 64-byte step
+  // would skip lines on a core with smaller ones.
+  uint64_t ctr = 0;
+  asm volatile("mrs %0, ctr_el0" : "=r"(ctr));
+  const uintptr_t line = uintptr_t{4} << ((ctr >> 16) & 0xf);
   for (const auto& [data, size] : buffers) {
     if (data == nullptr || size == 0) continue;
-    const uintptr_t first = reinterpret_cast<uintptr_t>(data) & ~(kCacheLine - 1);
+    const uintptr_t first = reinterpret_cast<uintptr_t>(data) & ~(line - 1);
     const uintptr_t last = reinterpret_cast<uintptr_t>(data) + size;
-    for (uintptr_t p = first; p < last; p += kCacheLine) {
+    for (uintptr_t p = first; p < last; p += line) {
       asm volatile("dc civac, %0" ::"r"(p) : "memory");
     }
   }

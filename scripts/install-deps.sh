@@ -28,6 +28,10 @@ test_packages=(
   chromium libpng-dev  # kiln report rendered headless, its screenshot decoded
   python3-onnx python3-numpy  # scripts/make_mlp.py, the README's example model
   postgresql  # the PostgreSQL store's tests start a real server (tests/postgres/pg_server.h)
+  # The aarch64 kiln-runner, cross-built and run under qemu-user (tests/arm): needs arm64 as a
+  # foreign architecture (added below).
+  crossbuild-essential-arm64 qemu-user-static
+  libgrpc++-dev:arm64 libprotobuf-dev:arm64 libssl-dev:arm64
 )
 # More benchmark models: exported from torchvision with random weights (bench/).
 bench_packages=(python3-torch python3-torchvision)
@@ -56,6 +60,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+if [[ " ${missing[*]} " == *":arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  "${sudo_cmd[@]}" dpkg --add-architecture arm64
+fi
 "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=900 update
 "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y \
   --no-install-recommends "${missing[@]}"

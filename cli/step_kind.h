@@ -14,11 +14,11 @@
 
 #include "runtime/model_artifact.h"
 
-namespace kiln::compiler {
+namespace kiln::cli {
 
 enum class StepKind { kTemplateKernel, kLayoutTransform, kOther };
 
 StepKind step_kind(const ModelStep& step);
 std::string_view step_kind_name(StepKind kind);  // "template kernels", "layout transforms", ...
 
-}  // namespace kiln::compiler
+}  // namespace kiln::cli

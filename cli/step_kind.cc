@@ -1,10 +1,10 @@
-#include "compiler/step_kind.h"
+#include "cli/step_kind.h"
 
 #include <string>
 
 #include "ops/registry.h"
 
-namespace kiln::compiler {
+namespace kiln::cli {
 
 namespace {
 
@@ -46,4 +46,4 @@ std::string_view step_kind_name(StepKind kind) {
   return "?";
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::cli
