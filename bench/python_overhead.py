@@ -5,7 +5,11 @@ that a change in the machine's load hits both.
 
     PYTHONPATH=build/python python3 bench/python_overhead.py --kiln build/cli/kiln
 
-Prints each run's seconds per trial and the ratio of the medians (Python / CLI)."""
+Prints each run's seconds per trial and the ratio of the medians (Python / CLI); exits 1 when
+Python is more than 5 % slower. Measured (AMD EPYC Zen 4, AVX-512, 2 cores under a load average
+of 18 from other builds; dense_pack.x86 64x64x64, random, 32 trials x 3 runs): kiln tune 0.698,
+python 0.687 s/trial, ratio 0.985. Both pay the same build, run and cooldown; the Python side adds
+one store read and a few Python objects per batch."""
 
 import argparse
 import os
