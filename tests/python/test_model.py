@@ -136,3 +136,23 @@ def test_bad_files_raise_documented_errors(tmp_path):
     assert issubclass(kiln.InvalidInputError, kiln.KilnError)
     assert issubclass(kiln.MeasureError, kiln.KilnError)
     assert issubclass(kiln.KilnIOError, OSError)
+
+
+def test_kiln_tune_a_whole_model_then_build_from_its_store(tmp_path):
+    path, x, y = read_io("mlp")
+    db = str(tmp_path / "mlp.db")
+    summary = kiln.tune(path, db=db, trials=4, winograd=False, progress=False,
+                        measure_option=autotvm.measure_option(
+                            builder=autotvm.LocalBuilder(n_parallel=2),
+                            runner=autotvm.LocalRunner(number=1, repeat=1, cooldown_interval=0)))
+    assert summary["trials"] >= 4 and summary["fresh"] >= 4 and len(summary["tasks"]) == 6
+    with autotvm.apply_history_best(db):
+        lib = kiln.build(kiln.frontend.from_onnx(path))
+    assert any(t["tuned"] for t in lib.tasks)
+    m = graph_executor.GraphModule(lib)
+    m.run(input=x.reshape(1, 784))
+    assert rel_err(m.get_output(0).numpy(), y) <= 1e-4
+    with pytest.raises(kiln.InvalidInputError, match="budget"):
+        kiln.tune(path, db=db)
+    with pytest.raises(kiln.InvalidInputError, match="unknown operator"):
+        kiln.tune(path, db=db, trials=1, ops=["softmax_of_doom"])
