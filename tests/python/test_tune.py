@@ -190,3 +190,26 @@ def test_ctrl_c_commits_the_batch_in_flight_and_raises_keyboard_interrupt(tmp_pa
     assert r.returncode == 0, r.stderr
     # Every batch the callback saw is in the store (one config each), and the tune stopped.
     assert batches <= len(exported.read_text().splitlines()) < 40
+
+
+def test_tune_releases_the_gil():
+    import threading
+
+    ticks, done = [0], threading.Event()
+
+    def spin():
+        while not done.is_set():
+            ticks[0] += 1
+            time.sleep(0.001)
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        start = time.time()
+        tuners.RandomTuner(small_task()).tune(n_trial=2, measure_option=quick_measure())
+        elapsed = time.time() - start
+    finally:
+        done.set()
+        t.join()
+    # The thread kept running while the tune was in C++ (at most one tick per millisecond).
+    assert ticks[0] > max(10, 0.02 * elapsed * 1000), (ticks[0], elapsed)
