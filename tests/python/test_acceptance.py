@@ -1,6 +1,10 @@
 """The issue's acceptance: examples/tune_model.py on resnet18 end to end, and a TVM AutoTVM script
 that runs on kiln once its import lines (and nothing else) are changed."""
 
+import pytest
+
+pytest.importorskip("kiln", reason="the kiln Python module is not built")
+
 import os
 import re
 import subprocess

@@ -1,5 +1,9 @@
 """Tuning through kiln.autotvm: real kernels, a few trials each; callbacks, logs and the store."""
 
+import pytest
+
+pytest.importorskip("kiln", reason="the kiln Python module is not built")
+
 import json
 import signal
 import subprocess
@@ -7,7 +11,6 @@ import sys
 import textwrap
 import time
 
-import pytest
 
 import kiln
 from kiln import autotvm
