@@ -18,12 +18,14 @@ kiln_packages=(
   libcpp-httplib-dev
   libsqlite3-dev libpq-dev libspdlog-dev libfmt-dev libonnx-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
 )
-# The tests and benchmarks: GoogleTest, the Python client's gRPC, the kernel peers (oneDNN,
+# The tests and benchmarks: GoogleTest, the Python client's gRPC, the Python module's build and
+# tests (pybind11, numpy, onnx, pytest, PIL), the kernel peers (oneDNN,
 # OpenBLAS), headless Chromium for the report checks, and the tools the suite calls.
 test_packages=(
   build-essential clang-format sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-grpcio python3-grpc-tools
+  python3-pybind11 pybind11-dev python3-numpy python3-onnx python3-pytest python3-pil
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
   chromium libpng-dev  # kiln report rendered headless, its screenshot decoded
   python3-onnx python3-numpy  # scripts/make_mlp.py, the README's example model
