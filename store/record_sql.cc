@@ -39,6 +39,17 @@ Status decode_json_columns(const std::string& store, const std::string& entities
   return Status::Ok();
 }
 
+Status validate_batch(const std::string& store, const std::vector<Record>& batch) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Status s = validate_record(batch[i]);
+    if (!s.ok()) {
+      return InvalidArgument("record store '" + store + "': batch item " + std::to_string(i) +
+                             ": " + s.message());
+    }
+  }
+  return Status::Ok();
+}
+
 Status check_run_times_delta(const std::string& store, bool read_only, const RunTimes& delta) {
   if (read_only) {
     return InvalidArgument("record store '" + store +

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "store/record.h"
@@ -23,6 +24,9 @@ std::string comparable_sql();
 // as in its errors), the record (r.id) and the malformed column.
 Status decode_json_columns(const std::string& store, const std::string& entities,
                            const std::string& costs, Record& r);
+
+// validate_record of every record of a batch; the error names the store and the batch item.
+Status validate_batch(const std::string& store, const std::vector<Record>& batch);
 
 // What Store::add_run_times refuses (store/store.h), before any write: a read-only store, no run
 // identity, a number that is not finite and non-negative. Errors name the store.

@@ -119,13 +119,7 @@ Status SqliteStore::append(const std::vector<Record>& batch, const std::string& 
                            const RunTimes* run_times) {
   KILN_RETURN_IF_ERROR(check_writable("append"));
   if (run_times) KILN_RETURN_IF_ERROR(check_run_times(*run_times));
-  for (size_t i = 0; i < batch.size(); ++i) {
-    Status s = validate_record(batch[i]);
-    if (!s.ok()) {
-      return InvalidArgument("record store '" + path() + "': batch item " + std::to_string(i) +
-                             ": " + s.message());
-    }
-  }
+  KILN_RETURN_IF_ERROR(validate_batch(path(), batch));
   if (batch.empty()) return Status::Ok();
 
   std::lock_guard<std::mutex> lock(mu_);
