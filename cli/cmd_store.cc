@@ -1,4 +1,4 @@
-// kiln best / export / import: read and move the records of a store.
+// kiln best / export / import / store copy: read and move the records of a store.
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -12,6 +12,7 @@
 #include "store/formats/log_file.h"
 #include "store/open_store.h"
 #include "store/record_selection.h"
+#include "store/store_copy.h"
 
 namespace kiln::cli {
 
@@ -262,6 +263,38 @@ Command add_import_command(CLI::App& app) {
                              " record lines were rejected (reasons above)",
                          kUsageError};
     }
+    return 0;
+  };
+}
+
+Command add_store_command(CLI::App& app) {
+  struct Options {
+    std::string src;
+    std::string dst;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("store", "manage whole record stores");
+  cmd->require_subcommand(1);
+  CLI::App* copy = cmd->add_subcommand(
+      "copy",
+      "copy every record, run time and job of SRC into DST (a SQLite file or a "
+      "postgresql:// URI, either way); what DST holds already is not added again");
+  copy->add_option("src", o->src, "the store to copy from (read only)")->required();
+  copy->add_option("dst", o->dst, "the store to copy into (created if absent)")->required();
+  return [o] {
+    std::unique_ptr<store::Store> src = open_store(o->src, true);
+    std::unique_ptr<store::JobStore> src_jobs =
+        value_or_exit(store::open_job_store(o->src, /*read_only=*/true));
+    std::unique_ptr<store::Store> dst = open_store(o->dst, false);
+    std::unique_ptr<store::JobStore> dst_jobs = value_or_exit(store::open_job_store(o->dst));
+    store::CopyReport r = value_or_exit(store::copy_store(*src, *src_jobs, *dst, *dst_jobs));
+    std::printf(
+        "copied %lld records (%lld already there), %lld jobs (%lld already there), %lld run "
+        "times rows (%lld already there) from %s to %s\n",
+        static_cast<long long>(r.records), static_cast<long long>(r.records_present),
+        static_cast<long long>(r.jobs), static_cast<long long>(r.jobs_present),
+        static_cast<long long>(r.run_times), static_cast<long long>(r.run_times_present),
+        src->path().c_str(), dst->path().c_str());
     return 0;
   };
 }

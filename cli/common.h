@@ -69,6 +69,7 @@ Command add_tune_command(CLI::App& app);
 Command add_best_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_import_command(CLI::App& app);
+Command add_store_command(CLI::App& app);
 Command add_templates_command(CLI::App& app);
 Command add_tasks_command(CLI::App& app);
 Command add_report_command(CLI::App& app);

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add(add_export_command);
   add(add_report_command);
   add(add_import_command);
+  add(add_store_command);
   add(add_tasks_command);
   add(add_compile_command);
   add(add_run_command);

@@ -69,6 +69,14 @@ Result<std::unique_ptr<JobManager>> JobManager::open(JobManagerOptions options) 
   // second daemon is refused whatever path reaches the file: a symlink, a hard link, "./".
   // The kernel drops the lock with the process, however it ends.
   const std::string& db = m->options_.db;
+  if (store::is_postgres_location(db)) {
+    // Several daemons on one server would share its queue; until jobs are owned through leases,
+    // two could run one job and measure its configs twice.
+    return InvalidArgument("--db " + db.substr(0, db.find("://") + 3) +
+                           "...: kiln serve does not run on a PostgreSQL store yet (its job queue "
+                           "has no owner leases); kiln tune, compile, best, import, export and "
+                           "store copy do");
+  }
   m->lock_fd_ = ::open(db.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   if (m->lock_fd_ < 0)
     return IoError(db + ": cannot open the record store: " + std::strerror(errno));

@@ -1,5 +1,7 @@
 #include "store/record_sql.h"
 
+#include <nlohmann/json.hpp>
+
 #include "ops/measured_layout.h"
 
 namespace kiln::store {
@@ -17,6 +19,50 @@ std::string comparable_sql() {
               std::to_string(ops::oldest_comparable_version(name));
   }
   return "(measure_version >= (" + oldest + " ELSE 1 END))";
+}
+
+Status decode_json_columns(const std::string& store, const std::string& entities,
+                           const std::string& costs_text, Record& r) {
+  auto corrupt = [&](const char* column) {
+    return InvalidArgument("record store '" + store + "': record " + std::to_string(r.id) +
+                           " has a malformed " + column + " column");
+  };
+  r.entities = nlohmann::json::parse(entities, nullptr, /*allow_exceptions=*/false);
+  if (r.entities.is_discarded() || !r.entities.is_array()) return corrupt("entities");
+  nlohmann::json costs = nlohmann::json::parse(costs_text, nullptr, /*allow_exceptions=*/false);
+  if (costs.is_discarded() || !costs.is_array()) return corrupt("costs");
+  r.costs.clear();
+  for (const auto& c : costs) {
+    if (!c.is_number()) return corrupt("costs");
+    r.costs.push_back(c.get<double>());
+  }
+  return Status::Ok();
+}
+
+Status validate_batch(const std::string& store, const std::vector<Record>& batch) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Status s = validate_record(batch[i]);
+    if (!s.ok()) {
+      return InvalidArgument("record store '" + store + "': batch item " + std::to_string(i) +
+                             ": " + s.message());
+    }
+  }
+  return Status::Ok();
+}
+
+Status check_run_times_delta(const std::string& store, bool read_only, const RunTimes& delta) {
+  if (read_only) {
+    return InvalidArgument("record store '" + store +
+                           "': opened read-only, cannot record run times");
+  }
+  if (delta.run.empty()) {
+    return InvalidArgument("record store '" + store + "': run times without a run identity");
+  }
+  if (const char* field = invalid_run_times_field(delta)) {
+    return InvalidArgument("record store '" + store + "': run times of run '" + delta.run +
+                           "': " + field + " is not a finite non-negative number");
+  }
+  return Status::Ok();
 }
 
 }  // namespace kiln::store

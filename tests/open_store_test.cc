@@ -43,17 +43,17 @@ TEST(OpenStore, AColonWithoutASchemeIsPartOfAFileName) {
 
 TEST(OpenStore, AnUnknownSchemeIsRefusedNamingItAndCreatesNothing) {
   TempDir dir;
-  const std::string url = "postgres://" + dir.file("k.db");
+  const std::string url = "mysql://" + dir.file("k.db");
   for (bool read_only : {false, true}) {
     auto store = open_store(url, read_only);
     ASSERT_FALSE(store.ok());
     EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(store.status().message().find("unknown scheme 'postgres'"), std::string::npos)
+    EXPECT_NE(store.status().message().find("unknown scheme 'mysql'"), std::string::npos)
         << store.status().message();
     EXPECT_NE(store.status().message().find(url), std::string::npos) << store.status().message();
     auto jobs = open_job_store(url, read_only);
     ASSERT_FALSE(jobs.ok());
-    EXPECT_NE(jobs.status().message().find("unknown scheme 'postgres'"), std::string::npos);
+    EXPECT_NE(jobs.status().message().find("unknown scheme 'mysql'"), std::string::npos);
   }
   auto empty = open_store("sqlite://");
   ASSERT_FALSE(empty.ok());
@@ -64,12 +64,12 @@ TEST(OpenStore, AnUnknownSchemeIsRefusedNamingItAndCreatesNothing) {
 
 TEST(OpenStore, KilnCommandsRefuseAnUnknownSchemeAsBadInput) {
   TempDir dir;
-  const std::string url = "postgres://" + dir.file("k.db");
+  const std::string url = "mysql://" + dir.file("k.db");
   for (const std::string& command :
        {"best --db " + url, "export --db " + url + " -o " + dir.file("out.log")}) {
     testing::CommandResult r = testing::run_kiln(command);
     EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
-    EXPECT_NE(r.output.find("unknown scheme 'postgres'"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("unknown scheme 'mysql'"), std::string::npos) << r.output;
   }
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }

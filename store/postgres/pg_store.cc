@@ -39,18 +39,7 @@ Result<Record> pg_row_to_record(const Connection& c, const Rows& rows, int i) {
   r.measure_options = rows.text(i, 13);
   r.runner_lost = rows.integer(i, 14) != 0;
   r.measure_version = static_cast<int>(rows.integer(i, 15));
-  auto corrupt = [&](const char* column) {
-    return InvalidArgument("record store '" + c.display() + "': record " + std::to_string(r.id) +
-                           " has a malformed " + column + " column");
-  };
-  r.entities = nlohmann::json::parse(entities, nullptr, /*allow_exceptions=*/false);
-  if (r.entities.is_discarded() || !r.entities.is_array()) return corrupt("entities");
-  nlohmann::json costs = nlohmann::json::parse(costs_text, nullptr, /*allow_exceptions=*/false);
-  if (costs.is_discarded() || !costs.is_array()) return corrupt("costs");
-  for (const auto& cost : costs) {
-    if (!cost.is_number()) return corrupt("costs");
-    r.costs.push_back(cost.get<double>());
-  }
+  KILN_RETURN_IF_ERROR(decode_json_columns(c.display(), entities, costs_text, r));
   return r;
 }
 
@@ -152,28 +141,14 @@ Status PgStore::check_writable(const char* what) const {
 }
 
 Status PgStore::check_run_times(const RunTimes& delta) const {
-  KILN_RETURN_IF_ERROR(check_writable("record run times"));
-  if (delta.run.empty()) {
-    return InvalidArgument("record store '" + path() + "': run times without a run identity");
-  }
-  if (const char* field = invalid_run_times_field(delta)) {
-    return InvalidArgument("record store '" + path() + "': run times of run '" + delta.run +
-                           "': " + field + " is not a finite non-negative number");
-  }
-  return Status::Ok();
+  return check_run_times_delta(path(), read_only(), delta);
 }
 
 Status PgStore::append(const std::vector<Record>& batch, const std::string& lease_owner,
                        const RunTimes* run_times) {
   KILN_RETURN_IF_ERROR(check_writable("append"));
   if (run_times) KILN_RETURN_IF_ERROR(check_run_times(*run_times));
-  for (size_t i = 0; i < batch.size(); ++i) {
-    Status s = validate_record(batch[i]);
-    if (!s.ok()) {
-      return InvalidArgument("record store '" + path() + "': batch item " + std::to_string(i) +
-                             ": " + s.message());
-    }
-  }
+  KILN_RETURN_IF_ERROR(validate_batch(path(), batch));
   if (batch.empty()) return Status::Ok();
   std::lock_guard<std::mutex> lock(mu_);
   return c_->transaction(commit_token(), [&](Tx& tx) -> Status {

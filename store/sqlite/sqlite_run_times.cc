@@ -1,20 +1,13 @@
 // SqliteStore's run_times table (store/run_times.h, schema version 6).
 #include "store/formats/py_json.h"
+#include "store/record_sql.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace kiln::store::sqlite {
 
 Status SqliteStore::check_run_times(const RunTimes& delta) const {
-  KILN_RETURN_IF_ERROR(check_writable("record run times"));
-  if (delta.run.empty()) {
-    return InvalidArgument("record store '" + path() + "': run times without a run identity");
-  }
-  if (const char* field = invalid_run_times_field(delta)) {
-    return InvalidArgument("record store '" + path() + "': run times of run '" + delta.run +
-                           "': " + field + " is not a finite non-negative number");
-  }
-  return Status::Ok();
+  return check_run_times_delta(path(), read_only(), delta);
 }
 
 Status SqliteStore::upsert_run_times(const RunTimes& delta) {

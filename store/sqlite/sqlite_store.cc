@@ -28,18 +28,7 @@ Result<Record> row_to_record(const Database& db, const Statement& row) {
   row.read_row(r.id, r.target, r.task_name, r.workload, r.config_index, entities, r.error_no,
                costs_text, r.all_cost, r.timestamp, r.error_msg, r.flop, r.source,
                r.measure_options, r.runner_lost, r.measure_version);
-  auto corrupt = [&](const char* column) {
-    return InvalidArgument("record store '" + db.path() + "': record " + std::to_string(r.id) +
-                           " has a malformed " + column + " column");
-  };
-  r.entities = nlohmann::json::parse(entities, nullptr, /*allow_exceptions=*/false);
-  if (r.entities.is_discarded() || !r.entities.is_array()) return corrupt("entities");
-  nlohmann::json costs = nlohmann::json::parse(costs_text, nullptr, /*allow_exceptions=*/false);
-  if (costs.is_discarded() || !costs.is_array()) return corrupt("costs");
-  for (const auto& c : costs) {
-    if (!c.is_number()) return corrupt("costs");
-    r.costs.push_back(c.get<double>());
-  }
+  KILN_RETURN_IF_ERROR(decode_json_columns(db.path(), entities, costs_text, r));
   return r;
 }
 
@@ -130,13 +119,7 @@ Status SqliteStore::append(const std::vector<Record>& batch, const std::string& 
                            const RunTimes* run_times) {
   KILN_RETURN_IF_ERROR(check_writable("append"));
   if (run_times) KILN_RETURN_IF_ERROR(check_run_times(*run_times));
-  for (size_t i = 0; i < batch.size(); ++i) {
-    Status s = validate_record(batch[i]);
-    if (!s.ok()) {
-      return InvalidArgument("record store '" + path() + "': batch item " + std::to_string(i) +
-                             ": " + s.message());
-    }
-  }
+  KILN_RETURN_IF_ERROR(validate_batch(path(), batch));
   if (batch.empty()) return Status::Ok();
 
   std::lock_guard<std::mutex> lock(mu_);
