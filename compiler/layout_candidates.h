@@ -34,8 +34,9 @@ struct ConvCandidate {
   bool fallback = false;  // the operator's fallback config
 };
 
-// The template TVM's strategy picks when nothing is tuned: dense_pack.x86 for dense, else the
-// operator's first template (the direct NCHWc convolutions).
+// The template TVM's strategy picks when nothing is tuned: the first that says it is its
+// operator's (ops::Template::untuned_choice: dense_pack.x86 for dense), else the first (the
+// direct NCHWc convolutions).
 const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates);
 
 // Candidates for `workload` (records of `target` in `store`, which may be null: then the fallback
