@@ -30,6 +30,7 @@
 #include "builder/lower.h"
 #include "ir/analysis.h"
 #include "ir/printer.h"
+#include "ir/visitor.h"
 #include "runtime/kernel_abi.h"
 
 namespace kiln::builder {
@@ -37,9 +38,6 @@ namespace kiln::builder {
 namespace {
 
 constexpr int64_t kMaxLocalBytes = 64 * 1024;
-
-using ir::ExprKind;
-using ir::StmtKind;
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -139,26 +137,24 @@ class CodeGen {
     }
   }
 
+  // Appends the local buffers `s` allocates to `out`, outermost first.
   static void collect_allocations(const ir::Stmt& s, std::vector<const ir::BufferNode*>* out) {
-    if (!s.defined()) return;
-    switch (s->kind) {
-      case StmtKind::kAllocate:
-        out->push_back(s->buffer.get());
-        collect_allocations(s->body, out);
-        break;
-      case StmtKind::kFor:
-        collect_allocations(s->body, out);
-        break;
-      case StmtKind::kSeq:
-        for (const ir::Stmt& c : s->seq) collect_allocations(c, out);
-        break;
-      case StmtKind::kIf:
-        collect_allocations(s->then_case, out);
-        collect_allocations(s->else_case, out);
-        break;
-      case StmtKind::kStore:
-        break;
-    }
+    class Allocations : public ir::IRVisitor {
+     public:
+      explicit Allocations(std::vector<const ir::BufferNode*>* out) : out_(out) {}
+      using IRVisitor::visit;
+      void visit(const ir::Expr&) override {}  // expressions allocate nothing
+
+     protected:
+      void visit_allocate(const ir::Stmt& s) override {
+        out_->push_back(s->buffer.get());
+        IRVisitor::visit_allocate(s);
+      }
+
+     private:
+      std::vector<const ir::BufferNode*>* out_;
+    };
+    Allocations(out).visit(s);
   }
 
   void annotate(llvm::Instruction* inst, const ir::BufferNode* buffer) {
@@ -208,7 +204,8 @@ class CodeGen {
     return llvm::ConstantVector::get(ids);
   }
 
-  llvm::Value* floor_div_or_mod(ExprKind kind, llvm::Value* a, llvm::Value* b, const ir::Expr& e) {
+  // a / b (quotient) or a % b on integers, with floor semantics (ir/ir.h); `e` is the expression.
+  llvm::Value* floor_div_or_mod(bool quotient, llvm::Value* a, llvm::Value* b, const ir::Expr& e) {
     int64_t divisor = 0;
     if (ir::is_const_int(e->b, &divisor) && divisor == 0) {
       fail("division by zero in " + ir::to_string(e));
@@ -222,53 +219,59 @@ class CodeGen {
     llvm::Value* adjust = divisor > 0 ? b_.CreateICmpSLT(r, zero)
                                       : b_.CreateAnd(b_.CreateICmpNE(r, zero),
                                                      b_.CreateICmpSLT(b_.CreateXor(r, b), zero));
-    if (kind == ExprKind::kDiv) return b_.CreateSub(q, b_.CreateZExt(adjust, q->getType()));
+    if (quotient) return b_.CreateSub(q, b_.CreateZExt(adjust, q->getType()));
     return b_.CreateSelect(adjust, b_.CreateAdd(r, b), r);
   }
 
+  // Expressions: one hook per kind (ir/kinds.h), and for the binary kinds one instruction
+  // builder per kind (op_<name>).
   llvm::Value* emit(const ir::Expr& e) {
-    switch (e->kind) {
-      case ExprKind::kIntImm:
-        return b_.getInt64(e->int_value);
-      case ExprKind::kFloatImm:
-        return llvm::ConstantFP::get(f32_, e->float_value);
-      case ExprKind::kVar: {
-        if (e.get() == lane_var_) return lane_ids();
-        auto it = st_.vars.find(e.get());
-        if (it != st_.vars.end()) return it->second;
-        fail("unbound variable " + e->name);
-        return b_.getInt64(0);
-      }
-      case ExprKind::kLoad:
-        return emit_load(e);
-      case ExprKind::kNot:
-        return b_.CreateNot(emit(e->a));
-      case ExprKind::kSelect: {
-        llvm::Value* c = emit(e->a);
-        llvm::Value* t = emit(e->b);
-        llvm::Value* f = emit(e->c);
-        if (is_vector(c) || is_vector(t) || is_vector(f)) {
-          c = widen(c);
-          t = widen(t);
-          f = widen(f);
-        }
-        return b_.CreateSelect(c, t, f);
-      }
-      case ExprKind::kCall: {
-        llvm::Value* a = emit(e->a);
-        if (!e->b.defined()) return target_.emit_math(b_, module_, e->call_op, a);
-        llvm::Value* b = emit(e->b);
-        match(a, b);
-        return target_.emit_math(b_, module_, e->call_op, a, b);
-      }
-      default:
-        break;
+    static constexpr llvm::Value* (CodeGen::*kHooks[])(const ir::Expr&) =
+        KILN_IR_EXPR_HOOK_TABLE(CodeGen, emit_);
+    return ir::call_hook(*this, kHooks, e);
+  }
+
+  llvm::Value* emit_int_imm(const ir::Expr& e) { return b_.getInt64(e->int_value); }
+  llvm::Value* emit_float_imm(const ir::Expr& e) {
+    return llvm::ConstantFP::get(f32_, e->float_value);
+  }
+
+  llvm::Value* emit_var(const ir::Expr& e) {
+    if (e.get() == lane_var_) return lane_ids();
+    auto it = st_.vars.find(e.get());
+    if (it != st_.vars.end()) return it->second;
+    fail("unbound variable " + e->name);
+    return b_.getInt64(0);
+  }
+
+  llvm::Value* emit_not(const ir::Expr& e) { return b_.CreateNot(emit(e->a)); }
+
+  llvm::Value* emit_select(const ir::Expr& e) {
+    llvm::Value* c = emit(e->a);
+    llvm::Value* t = emit(e->b);
+    llvm::Value* f = emit(e->c);
+    if (is_vector(c) || is_vector(t) || is_vector(f)) {
+      c = widen(c);
+      t = widen(t);
+      f = widen(f);
     }
+    return b_.CreateSelect(c, t, f);
+  }
+
+  llvm::Value* emit_call(const ir::Expr& e) {
+    llvm::Value* a = emit(e->a);
+    if (!e->b.defined()) return target_.emit_math(b_, module_, e->call_op, a);
+    llvm::Value* b = emit(e->b);
+    match(a, b);
+    return target_.emit_math(b_, module_, e->call_op, a, b);
+  }
+
+  llvm::Value* emit_binary(const ir::Expr& e) {
     llvm::Value* a = emit(e->a);
     llvm::Value* b = emit(e->b);
     match(a, b);
     bool fp = e->a->dtype == ir::DType::kFloat32;
-    if (fp) return emit_binary(e, a, b, true);
+    if (fp) return binary_op(e, a, b, true);
     // Index arithmetic repeats across unrolled iterations (every access recomputes its index
     // from the loop variables): emit each distinct operation once per basic block instead of
     // leaving thousands of duplicates for LLVM to clean up.
@@ -277,42 +280,56 @@ class CodeGen {
       int_ops_block_ = b_.GetInsertBlock();
     }
     llvm::Value*& known = int_ops_[{static_cast<int>(e->kind), a, b}];
-    if (!known) known = emit_binary(e, a, b, false);
+    if (!known) known = binary_op(e, a, b, false);
     return known;
   }
 
-  llvm::Value* emit_binary(const ir::Expr& e, llvm::Value* a, llvm::Value* b, bool fp) {
-    switch (e->kind) {
-      case ExprKind::kAdd:
-        return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b, "", false, true);
-      case ExprKind::kSub:
-        return fp ? b_.CreateFSub(a, b) : b_.CreateSub(a, b, "", false, true);
-      case ExprKind::kMul:
-        return fp ? b_.CreateFMul(a, b) : b_.CreateMul(a, b, "", false, true);
-      case ExprKind::kDiv:
-        return fp ? b_.CreateFDiv(a, b) : floor_div_or_mod(e->kind, a, b, e);
-      case ExprKind::kMod:
-        return floor_div_or_mod(e->kind, a, b, e);
-      case ExprKind::kMin:
-        return b_.CreateSelect(fp ? b_.CreateFCmpOLT(a, b) : b_.CreateICmpSLT(a, b), a, b);
-      case ExprKind::kMax:
-        return b_.CreateSelect(fp ? b_.CreateFCmpOGT(a, b) : b_.CreateICmpSGT(a, b), a, b);
-      case ExprKind::kLT:
-        return fp ? b_.CreateFCmpOLT(a, b) : b_.CreateICmpSLT(a, b);
-      case ExprKind::kLE:
-        return fp ? b_.CreateFCmpOLE(a, b) : b_.CreateICmpSLE(a, b);
-      case ExprKind::kEQ:
-        return fp ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b);
-      case ExprKind::kNE:
-        return fp ? b_.CreateFCmpUNE(a, b) : b_.CreateICmpNE(a, b);
-      case ExprKind::kAnd:
-        return b_.CreateAnd(a, b);
-      case ExprKind::kOr:
-        return b_.CreateOr(a, b);
-      default:
-        fail("unexpected expression " + ir::to_string(e));
-        return a;
-    }
+  // The instruction of binary expression `e` on its emitted operands, float or integer.
+  llvm::Value* binary_op(const ir::Expr& e, llvm::Value* a, llvm::Value* b, bool fp) {
+    static constexpr llvm::Value* (CodeGen::*kOps[])(const ir::Expr&, llvm::Value*, llvm::Value*,
+                                                     bool) =
+        KILN_IR_BINARY_HOOK_TABLE(CodeGen, op_);
+    return (this->*kOps[ir::binary_kind_index(e->kind)])(e, a, b, fp);
+  }
+
+  llvm::Value* op_add(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool fp) {
+    return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b, "", false, true);
+  }
+  llvm::Value* op_sub(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool fp) {
+    return fp ? b_.CreateFSub(a, b) : b_.CreateSub(a, b, "", false, true);
+  }
+  llvm::Value* op_mul(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool fp) {
+    return fp ? b_.CreateFMul(a, b) : b_.CreateMul(a, b, "", false, true);
+  }
+  llvm::Value* op_div(const ir::Expr& e, llvm::Value* a, llvm::Value* b, bool fp) {
+    return fp ? b_.CreateFDiv(a, b) : floor_div_or_mod(true, a, b, e);
+  }
+  llvm::Value* op_mod(const ir::Expr& e, llvm::Value* a, llvm::Value* b, bool) {
+    return floor_div_or_mod(false, a, b, e);
+  }
+  llvm::Value* op_min(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool fp) {
+    return b_.CreateSelect(fp ? b_.CreateFCmpOLT(a, b) : b_.CreateICmpSLT(a, b), a, b);
+  }
+  llvm::Value* op_max(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool fp) {
+    return b_.CreateSelect(fp ? b_.CreateFCmpOGT(a, b) : b_.CreateICmpSGT(a, b), a, b);
+  }
+  llvm::Value* op_lt(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool fp) {
+    return fp ? b_.CreateFCmpOLT(a, b) : b_.CreateICmpSLT(a, b);
+  }
+  llvm::Value* op_le(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool fp) {
+    return fp ? b_.CreateFCmpOLE(a, b) : b_.CreateICmpSLE(a, b);
+  }
+  llvm::Value* op_eq(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool fp) {
+    return fp ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b);
+  }
+  llvm::Value* op_ne(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool fp) {
+    return fp ? b_.CreateFCmpUNE(a, b) : b_.CreateICmpNE(a, b);
+  }
+  llvm::Value* op_and(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool) {
+    return b_.CreateAnd(a, b);
+  }
+  llvm::Value* op_or(const ir::Expr&, llvm::Value* a, llvm::Value* b, bool) {
+    return b_.CreateOr(a, b);
   }
 
   // Address of buffer[index] for a scalar index, or a vector of addresses for a vector index.
@@ -418,25 +435,15 @@ class CodeGen {
 
   // ---- Statements --------------------------------------------------------------------------
 
+  // Statements: one hook per kind (ir/kinds.h).
   void emit(const ir::Stmt& s) {
-    if (!status_.ok()) return;
-    switch (s->kind) {
-      case StmtKind::kStore:
-        emit_store(s);
-        return;
-      case StmtKind::kSeq:
-        for (const ir::Stmt& c : s->seq) emit(c);
-        return;
-      case StmtKind::kIf:
-        emit_if(s);
-        return;
-      case StmtKind::kAllocate:
-        emit_allocate(s);
-        return;
-      case StmtKind::kFor:
-        emit_for(s);
-        return;
-    }
+    static constexpr void (CodeGen::*kHooks[])(const ir::Stmt&) =
+        KILN_IR_STMT_HOOK_TABLE(CodeGen, emit_);
+    if (status_.ok()) ir::call_hook(*this, kHooks, s);
+  }
+
+  void emit_seq(const ir::Stmt& s) {
+    for (const ir::Stmt& c : s->seq) emit(c);
   }
 
   void emit_store(const ir::Stmt& s) {

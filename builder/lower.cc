@@ -1,9 +1,9 @@
 #include "builder/lower.h"
 
 #include "builder/codegen_target.h"
+#include "ir/analysis.h"
 #include "ir/passes/unroll.h"
 #include "ir/printer.h"
-#include "ir/visitor.h"
 
 namespace kiln::builder {
 
@@ -36,32 +36,16 @@ const LoweringPass kPipeline[] = {
 };
 
 // "  simd: loop v (extent n)" for each loop an analysis chose, in the order the IR prints them.
-class ChosenLoops : public ir::IRVisitor {
- public:
-  ChosenLoops(const LoweringPass& pass, const LoweredStage& stage) : pass_(pass), stage_(stage) {}
-  std::string text;
-
-  using IRVisitor::visit;
-  void visit(const ir::Expr&) override {}  // expressions hold no loops
-
- protected:
-  void visit_for(const ir::Stmt& s) override {
-    if (pass_.chose(stage_, s.get())) {
-      text += std::string("  ") + pass_.chooses + ": loop " + s->loop_var->name + " (extent " +
-              std::to_string(s->extent) + ")\n";
-    }
-    IRVisitor::visit_for(s);
-  }
-
- private:
-  const LoweringPass& pass_;
-  const LoweredStage& stage_;
-};
-
 std::string chosen_loops(const LoweringPass& pass, const LoweredStage& stage) {
-  ChosenLoops chosen(pass, stage);
-  chosen.visit(stage.body);
-  return chosen.text.empty() ? std::string("  ") + pass.chooses + ": none\n" : chosen.text;
+  std::string text;
+  ir::visit_loops(stage.body, [&](const ir::Stmt& loop) {
+    if (pass.chose(stage, loop.get())) {
+      text += std::string("  ") + pass.chooses + ": loop " + loop->loop_var->name + " (extent " +
+              std::to_string(loop->extent) + ")\n";
+    }
+    return false;
+  });
+  return text.empty() ? std::string("  ") + pass.chooses + ": none\n" : text;
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace kiln::compiler {
 
 const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates) {
   for (const ops::Template* t : templates) {
-    if (t->name() == "dense_pack.x86") return t;
+    if (t->untuned_choice()) return t;
   }
   return templates.empty() ? nullptr : templates.front();
 }

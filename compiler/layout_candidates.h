@@ -36,8 +36,9 @@ struct ConvCandidate {
   store::RecordOrigin origin;  // where a measured candidate's record came from
 };
 
-// The template TVM's strategy picks when nothing is tuned: dense_pack.x86 for dense, else the
-// operator's first template (the direct NCHWc convolutions).
+// The template TVM's strategy picks when nothing is tuned: the first that says it is its
+// operator's (ops::Template::untuned_choice: dense_pack.x86 for dense), else the first (the
+// direct NCHWc convolutions).
 const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates);
 
 // Candidates for `workload` (the records store::usable_records gives for `target` and `choice` in

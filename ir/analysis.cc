@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "ir/mutator.h"
 #include "ir/visitor.h"
@@ -52,12 +54,40 @@ class SubstituteVar : public IRMutator {
  protected:
   Expr mutate_var(const Expr& expr) override { return expr.get() == v_ ? value_ : expr; }
 
+  // A Store's flat index is rebuilt from its substituted per-dimension indices, as Store()
+  // builds it, rather than substituted itself (the two may fold differently).
+  Stmt mutate_store(const Stmt& stmt) override {
+    Stmt out = IRMutator::mutate_store(stmt);
+    if (out.get() == stmt.get() || stmt->indices.empty()) return out;
+    return Store(out->buffer, out->indices, out->value);
+  }
+
  private:
   const ExprNode* v_;
   const Expr& value_;
 };
 
+// Walks the statements only (expressions hold no loops), handing each loop to `take_`.
+class LoopWalk : public IRVisitor {
+ public:
+  explicit LoopWalk(const std::function<bool(const Stmt&)>& take) : take_(take) {}
+  using IRVisitor::visit;
+  void visit(const Expr&) override {}
+
+ protected:
+  void visit_for(const Stmt& stmt) override {
+    if (!take_(stmt)) IRVisitor::visit_for(stmt);
+  }
+
+ private:
+  const std::function<bool(const Stmt&)>& take_;
+};
+
 }  // namespace
+
+void visit_loops(const Stmt& stmt, const std::function<bool(const Stmt& loop)>& take) {
+  LoopWalk(take).visit(stmt);
+}
 
 void visit_exprs(const Expr& expr, const std::function<void(const Expr&)>& f) {
   ExprCallback(f).visit(expr);
@@ -99,6 +129,10 @@ std::optional<int64_t> linear_coefficient(const Expr& expr, const ExprNode* v) {
 
 Expr substitute(const Expr& expr, const ExprNode* v, const Expr& value) {
   return SubstituteVar(v, value).mutate(expr);
+}
+
+Stmt substitute(const Stmt& stmt, const ExprNode* v, const Expr& value) {
+  return SubstituteVar(v, value).mutate(stmt);
 }
 
 namespace {

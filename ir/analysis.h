@@ -20,9 +20,18 @@ std::optional<int64_t> linear_coefficient(const Expr& expr, const ExprNode* v);
 // `expr` with every occurrence of the variable `v` replaced by `value`.
 Expr substitute(const Expr& expr, const ExprNode* v, const Expr& value);
 
+// `stmt` with every occurrence of the variable `v` replaced by `value`; a Store that has
+// per-dimension indices gets its flat index rebuilt from the substituted ones (Store(), ir/ir.h),
+// a flat Store its flat index substituted. Statements `v` does not occur in are shared.
+Stmt substitute(const Stmt& stmt, const ExprNode* v, const Expr& value);
+
+// Calls `take` on every loop under `stmt`, outermost first, in statement order; a loop for
+// which it returns true is not looked into (an analysis that claims a loop whole).
+void visit_loops(const Stmt& stmt, const std::function<bool(const Stmt& loop)>& take);
+
 // Floating-point operations executed by `stmt`: for every store, the float arithmetic in its
-// value (+ - * / min max, and one per math call) times the trip count of its enclosing loops. Guards (If) are assumed taken, so this is
-// an upper bound for bodies with tail guards.
+// value (+ - * / min max, and one per math call) times the trip count of its enclosing loops.
+// Guards (If) are assumed taken, so this is an upper bound for bodies with tail guards.
 int64_t count_flops(const Stmt& stmt);
 
 // Variables read by `stmt` that it does not bind itself (its loops' variables are bound).

@@ -211,7 +211,7 @@ Expr select(Expr cond, Expr t, Expr f) {
   return make_node(std::move(n));
 }
 
-#define KILN_IR_KIND_NAME(enumerator, name, hook) #name,
+#define KILN_IR_KIND_NAME(enumerator, name, hook, ...) #name,
 
 const char* expr_kind_name(ExprKind kind) {
   static constexpr const char* kNames[] = {KILN_IR_EXPR_KINDS(KILN_IR_KIND_NAME)};

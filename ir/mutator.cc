@@ -26,22 +26,8 @@ Stmt with_body_mutated(IRMutator& mutator, const Stmt& stmt) {
 
 }  // namespace
 
-// Each kind's hook, from the kind lists: the entry at a kind's value is its hook.
-#define KILN_IR_MUTATOR_HOOK(enumerator, name, hook) &IRMutator::mutate_##hook,
-
-Expr IRMutator::mutate(const Expr& expr) {
-  static constexpr Expr (IRMutator::*kHooks[])(const Expr&) = {
-      KILN_IR_EXPR_KINDS(KILN_IR_MUTATOR_HOOK)};
-  return expr.defined() ? call_hook(*this, kHooks, expr) : expr;
-}
-
-Stmt IRMutator::mutate(const Stmt& stmt) {
-  static constexpr Stmt (IRMutator::*kHooks[])(const Stmt&) = {
-      KILN_IR_STMT_KINDS(KILN_IR_MUTATOR_HOOK)};
-  return stmt.defined() ? call_hook(*this, kHooks, stmt) : stmt;
-}
-
-#undef KILN_IR_MUTATOR_HOOK
+// An undefined handle is returned as it is.
+KILN_IR_DEFINE_ENTRIES(IRMutator, mutate, mutate_, Expr, Stmt, node)
 
 Expr IRMutator::mutate_int_imm(const Expr& expr) { return expr; }
 Expr IRMutator::mutate_float_imm(const Expr& expr) { return expr; }

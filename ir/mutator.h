@@ -23,17 +23,12 @@
 namespace kiln::ir {
 
 class IRMutator {
- public:
-  virtual ~IRMutator() = default;
-
-  virtual Expr mutate(const Expr& expr);
-  virtual Stmt mutate(const Stmt& stmt);
-
- protected:
-  // The hooks, one per row of KILN_IR_EXPR_HOOKS / KILN_IR_STMT_HOOKS (ir/kinds.h), named as
-  // IRVisitor's with mutate_ for visit_; `expr` or `stmt` is defined and of a kind whose row
-  // names the hook (mutate_binary: check expr->kind).
-  KILN_IR_DECLARE_HOOKS(mutate_, Expr, Stmt)
+  // Public: mutate(const Expr&) -> Expr, mutate(const Stmt&) -> Stmt, both virtual. Protected:
+  // the hooks, one per row of KILN_IR_EXPR_HOOKS / KILN_IR_STMT_HOOKS (ir/kinds.h, whose
+  // KILN_IR_HOOK_CLASS is IRVisitor's outline too), named as IRVisitor's with mutate_ for
+  // visit_; `expr` or `stmt` is defined and of a kind whose row names the hook (mutate_binary:
+  // check expr->kind).
+  KILN_IR_HOOK_CLASS(IRMutator, mutate, mutate_, Expr, Stmt)
 };
 
 }  // namespace kiln::ir

@@ -2,22 +2,8 @@
 
 namespace kiln::ir {
 
-// Each kind's hook, from the kind lists: the entry at a kind's value is its hook.
-#define KILN_IR_VISITOR_HOOK(enumerator, name, hook) &IRVisitor::visit_##hook,
-
-void IRVisitor::visit(const Expr& expr) {
-  static constexpr void (IRVisitor::*kHooks[])(const Expr&) = {
-      KILN_IR_EXPR_KINDS(KILN_IR_VISITOR_HOOK)};
-  if (expr.defined()) call_hook(*this, kHooks, expr);
-}
-
-void IRVisitor::visit(const Stmt& stmt) {
-  static constexpr void (IRVisitor::*kHooks[])(const Stmt&) = {
-      KILN_IR_STMT_KINDS(KILN_IR_VISITOR_HOOK)};
-  if (stmt.defined()) call_hook(*this, kHooks, stmt);
-}
-
-#undef KILN_IR_VISITOR_HOOK
+// An undefined handle reaches no hook.
+KILN_IR_DEFINE_ENTRIES(IRVisitor, visit, visit_, void, void, void())
 
 void IRVisitor::visit_int_imm(const Expr&) {}
 void IRVisitor::visit_float_imm(const Expr&) {}

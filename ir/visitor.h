@@ -22,20 +22,14 @@
 namespace kiln::ir {
 
 class IRVisitor {
- public:
-  virtual ~IRVisitor() = default;
-
-  virtual void visit(const Expr& expr);
-  virtual void visit(const Stmt& stmt);
-
- protected:
-  // The hooks, one per row of KILN_IR_EXPR_HOOKS / KILN_IR_STMT_HOOKS (ir/kinds.h); `expr` or
-  // `stmt` is defined and of a kind whose row names the hook:
+  // Public: visit(const Expr&), visit(const Stmt&), both virtual. Protected: the hooks, one per
+  // row of KILN_IR_EXPR_HOOKS / KILN_IR_STMT_HOOKS (ir/kinds.h, whose KILN_IR_HOOK_CLASS is
+  // IRMutator's outline too); `expr` or `stmt` is defined and of a kind whose row names the hook:
   //   visit_int_imm, visit_float_imm, visit_var,
   //   visit_binary (kAdd .. kOr: every kind with two operands a and b; check expr->kind),
   //   visit_not, visit_select, visit_load, visit_call;
   //   visit_for, visit_store, visit_seq, visit_if, visit_allocate.
-  KILN_IR_DECLARE_HOOKS(visit_, void, void)
+  KILN_IR_HOOK_CLASS(IRVisitor, visit, visit_, void, void)
 };
 
 }  // namespace kiln::ir

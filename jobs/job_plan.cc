@@ -14,7 +14,7 @@ namespace {
 bool op_selected(const std::vector<std::string>& ops, const std::string& op) {
   if (ops.empty()) return true;
   for (const std::string& o : ops) {
-    if (o == op || (o == "conv2d" && op == "depthwise_conv2d")) return true;
+    if (ops::operator_selects(o, op)) return true;
   }
   return false;
 }

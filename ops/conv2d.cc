@@ -224,6 +224,10 @@ class Conv2dOperator final : public conv::ConvOperator {
  public:
   std::string_view name() const override { return "conv2d"; }
 
+  std::vector<std::string_view> also_selects() const override {
+    return {depthwise_conv2d_operator().name()};
+  }
+
   Result<std::optional<Workload>> workload_of(const NodeView& node) const override {
     KILN_ASSIGN_OR_RETURN(conv::ConvNode conv, conv::read_conv_node(node));
     if (conv.groups != 1) {

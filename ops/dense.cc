@@ -241,6 +241,7 @@ class DenseNopack final : public DenseBase {
 class DensePack final : public DenseBase {
  public:
   std::string_view name() const override { return "dense_pack.x86"; }
+  bool untuned_choice() const override { return true; }
 
   ConfigSpace space(const Workload& w) const override {
     DenseShape s = shape(w);

@@ -76,6 +76,10 @@ class Operator {
   // that logs and stores an older kiln wrote still import. REQUIRES: args is a list.
   virtual nlohmann::json current_tvm_args(const nlohmann::json& args) const { return args; }
 
+  // The workload operators that naming this one in a selection (`kiln tune --ops`, a job file's
+  // ops) selects besides itself; conv2d's is depthwise_conv2d (ONNX Conv nodes it leaves to it).
+  virtual std::vector<std::string_view> also_selects() const { return {}; }
+
   // True for the convolutions: their kernels read a producer's NCHW{b}c output and keep their
   // own packed (ActivationLayout), planned across the graph (compiler/layout_plan.h).
   virtual bool packed_activations() const { return false; }

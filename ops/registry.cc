@@ -38,6 +38,16 @@ void register_operator(const Operator* op) {
 
 const Operator* find_operator(std::string_view name) { return named(all_operators(), name); }
 
+bool operator_selects(std::string_view selected, std::string_view op) {
+  const Operator* named_op = find_operator(selected);
+  if (!named_op) return false;
+  if (selected == op) return true;
+  for (std::string_view also : named_op->also_selects()) {
+    if (also == op) return true;
+  }
+  return false;
+}
+
 std::string operator_names() {
   std::string names;
   for (const Operator* op : all_operators()) {

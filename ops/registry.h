@@ -50,6 +50,11 @@ void register_operator(const Operator* op);
 // The operator named `name` (a workload's op), or nullptr.
 const Operator* find_operator(std::string_view name);
 
+// Whether naming operator `selected` in a selection selects workloads of operator `op`: the same
+// name, or one of its Operator::also_selects (conv2d selects depthwise_conv2d). False for a name
+// that is no operator's.
+bool operator_selects(std::string_view selected, std::string_view op);
+
 // "conv2d, depthwise_conv2d, dense, batch_matmul": the operators' names, for messages and help.
 std::string operator_names();
 

@@ -64,6 +64,11 @@ class Template {
   // templates (never as the untuned fallback).
   virtual bool extra() const { return false; }
 
+  // True for the template TVM's strategy picks for its operator when nothing is tuned (its
+  // highest-priority implementation, dense_pack.x86 for dense); an operator without one uses its
+  // first template (compiler/layout_candidates.h: fallback_template).
+  virtual bool untuned_choice() const { return false; }
+
   // Checks the workload's parameters and fills in defaults (stride=1, pad=0, ...). The error
   // names the template and the bad, missing or unknown key. Every other method REQUIRES a
   // workload returned by normalize.

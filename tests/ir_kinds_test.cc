@@ -1,6 +1,7 @@
-// The node kinds of ir/kinds.h: the names and the IRVisitor / IRMutator dispatch generated from
-// the lists, checked against a hand-written table of every kind (a row added to a list without
-// its hook, or a table out of step with the enum, fails here).
+// The node kinds of ir/kinds.h: the names, the IRVisitor / IRMutator dispatch and the hook tables
+// any class dispatches through, generated from the lists, checked against a hand-written table of
+// every kind (a row added to a list without its hook, or a table out of step with the enum, fails
+// here).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -98,6 +99,49 @@ class FirstMutateHook : public IRMutator {
 #undef KILN_IR_TEST_MUTATE
 };
 
+// A walk with results of its own, dispatching through the tables ir/kinds.h generates as the
+// emitter does (builder/codegen_llvm.cc): one hook per kind, and one op per binary kind by name.
+// A kind added to the lists fails to compile here until it has its hook.
+class KindNamer {
+ public:
+  size_t walks = 0;  // also keeps the class from being empty, which GCC's -Warray-bounds
+                     // misreads in calls through member pointers
+
+  std::string name(const Expr& e) {
+    ++walks;
+    static constexpr std::string (KindNamer::*kHooks[])(const Expr&) =
+        KILN_IR_EXPR_HOOK_TABLE(KindNamer, name_);
+    return call_hook(*this, kHooks, e);
+  }
+  std::string name(const Stmt& s) {
+    ++walks;
+    static constexpr std::string (KindNamer::*kHooks[])(const Stmt&) =
+        KILN_IR_STMT_HOOK_TABLE(KindNamer, name_);
+    return call_hook(*this, kHooks, s);
+  }
+
+ private:
+#define KILN_IR_TEST_NAME(hook, Node) \
+  std::string name_##hook(const Node&) { return #hook; }
+  KILN_IR_STMT_HOOKS(KILN_IR_TEST_NAME, Stmt)
+  KILN_IR_TEST_NAME(int_imm, Expr)
+  KILN_IR_TEST_NAME(float_imm, Expr)
+  KILN_IR_TEST_NAME(var, Expr)
+  KILN_IR_TEST_NAME(not, Expr)
+  KILN_IR_TEST_NAME(select, Expr)
+  KILN_IR_TEST_NAME(load, Expr)
+  KILN_IR_TEST_NAME(call, Expr)
+#undef KILN_IR_TEST_NAME
+  std::string name_binary(const Expr& e) {
+    static constexpr std::string (KindNamer::*kOps[])() = KILN_IR_BINARY_HOOK_TABLE(KindNamer, op_);
+    return "binary " + (this->*kOps[binary_kind_index(e->kind)])();
+  }
+#define KILN_IR_TEST_OP(enumerator, name, hook, ...) \
+  std::string op_##name() { return #name; }
+  KILN_IR_BINARY_KINDS(KILN_IR_TEST_OP)
+#undef KILN_IR_TEST_OP
+};
+
 TEST(IrKinds, EveryKindHasItsName) {
   const std::vector<ExprCase> exprs = every_expr_kind();
   ASSERT_EQ(exprs.size(), kNumExprKinds);
@@ -136,6 +180,25 @@ TEST(IrKinds, VisitorDispatchesEveryKindToItsHook) {
   none.visit(Expr());
   none.visit(Stmt());
   EXPECT_EQ(none.hook, "") << "undefined handles reach no hook";
+}
+
+TEST(IrKinds, HookTablesDispatchEveryKindToItsHookAndEveryBinaryKindToItsOp) {
+  size_t binary = 0;
+  for (const ExprCase& c : every_expr_kind()) {
+    KindNamer namer;
+    const bool is_binary_row = c.hook == "binary";
+    EXPECT_EQ(namer.name(c.expr), is_binary_row ? "binary " + c.name : c.hook) << c.name;
+    EXPECT_EQ(is_binary(c.kind), is_binary_row) << c.name;
+    if (is_binary_row) {
+      EXPECT_EQ(binary_kind_index(c.kind), binary++) << c.name;
+    }
+  }
+  EXPECT_EQ(binary, kNumBinaryKinds);
+  EXPECT_FALSE(is_binary(static_cast<ExprKind>(kNumExprKinds)));
+  for (const StmtCase& c : every_stmt_kind()) {
+    KindNamer namer;
+    EXPECT_EQ(namer.name(c.stmt), c.name);
+  }
 }
 
 TEST(IrKinds, MutatorDispatchesEveryKindToItsHook) {

@@ -216,5 +216,40 @@ TEST(IrAnalysisOnVisitor, FreeVarsAndBuffersInOrderOfFirstUse) {
   EXPECT_EQ(used_buffers(body), (std::vector<const BufferNode*>{w.get(), out.get(), in.get()}));
 }
 
+TEST(IrAnalysisOnVisitor, SubstituteInAStatementRebuildsFlatIndicesFromTheirDimensions) {
+  Buffer out("Out", {4, 8}, BufferScope::kArgument), flat("F", {32}, BufferScope::kArgument);
+  Expr i = var("i"), j = var("j"), jo = var("jo"), ji = var("ji");
+  Stmt untouched = StoreFlat(flat, i, f32(1));
+  Stmt nest = Seq({For(i, 4, LoopKind::kSerial, Store(out, {i, j}, out.load({i, j}) + f32(1))),
+                   StoreFlat(flat, j * 4, f32(2)), untouched});
+  Stmt sub = substitute(nest, j.get(), jo * 4 + ji);
+  ASSERT_EQ(sub->kind, StmtKind::kSeq);
+  const Stmt& store = sub->seq[0]->body;
+  // The flat index is the buffer's flattening of the substituted indices, as Store() builds it.
+  EXPECT_EQ(to_string(store->index), to_string(out.flat_index({i, jo * 4 + ji})));
+  ASSERT_EQ(store->indices.size(), 2u);
+  EXPECT_EQ(to_string(store->indices[1]), to_string(jo * 4 + ji));
+  EXPECT_EQ(to_string(store->value), to_string(out.load({i, jo * 4 + ji}) + f32(1)));
+  EXPECT_EQ(to_string(sub->seq[1]->index), to_string((jo * 4 + ji) * 4));
+  EXPECT_TRUE(sub->seq[1]->indices.empty());
+  EXPECT_EQ(sub->seq[2].get(), untouched.get()) << "a statement free of the variable is shared";
+  EXPECT_EQ(substitute(nest, jo.get(), i).get(), nest.get());
+}
+
+TEST(IrAnalysisOnVisitor, VisitLoopsGoesOutsideInAndSkipsWhatItTakes) {
+  Buffer b("B", {64}, BufferScope::kArgument);
+  Expr i = var("i"), j = var("j"), k = var("k"), l = var("l");
+  Stmt store = StoreFlat(b, i + j + k + l, f32(1));
+  Stmt nest = Seq({For(i, 2, LoopKind::kSerial,
+                       For(j, 2, LoopKind::kUnrolled, For(k, 2, LoopKind::kSerial, store))),
+                   If(i < 1, For(l, 2, LoopKind::kSerial, store))});
+  std::vector<std::string> seen;
+  visit_loops(nest, [&](const Stmt& loop) {
+    seen.push_back(loop->loop_var->name);
+    return loop->loop_kind == LoopKind::kUnrolled;  // take j whole: k is not looked at
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"i", "j", "l"}));
+}
+
 }  // namespace
 }  // namespace kiln::ir

@@ -1,11 +1,13 @@
 // The operator registry (ops/registry.h): kiln's own operators in their fixed order, one for
-// every template's operator, and the ONNX op types they map accepted by the importer once each.
+// every template's operator, the ONNX op types they map accepted by the importer once each, what
+// naming an operator selects, and which template an untuned model takes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "compiler/layout_candidates.h"
 #include "frontend/supported_ops.h"
 #include "ops/registry.h"
 
@@ -42,6 +44,31 @@ TEST(OperatorRegistry, ImporterAcceptsTheOperatorsOnnxOpsOnce) {
   }
   EXPECT_TRUE(frontend::is_supported_op("Conv"));
   EXPECT_FALSE(frontend::is_supported_op("Softsign"));  // tests/test_op's, not kiln's
+}
+
+TEST(OperatorRegistry, NamingConv2dSelectsDepthwiseToo) {
+  EXPECT_TRUE(ops::operator_selects("conv2d", "conv2d"));
+  EXPECT_TRUE(ops::operator_selects("conv2d", "depthwise_conv2d"));
+  EXPECT_TRUE(ops::operator_selects("depthwise_conv2d", "depthwise_conv2d"));
+  EXPECT_FALSE(ops::operator_selects("depthwise_conv2d", "conv2d"));
+  EXPECT_FALSE(ops::operator_selects("dense", "batch_matmul"));
+  EXPECT_FALSE(ops::operator_selects("batch_matmul", "dense"));
+  EXPECT_FALSE(ops::operator_selects("nonsense", "nonsense")) << "no operator's name";
+}
+
+TEST(OperatorRegistry, AnUntunedModelTakesTheTemplateTvmsStrategyPicks) {
+  for (const ops::Operator* op : ops::all_operators()) {
+    const std::vector<const ops::Template*> templates = ops::templates_for_op(op->name());
+    EXPECT_LE(std::count_if(templates.begin(), templates.end(),
+                            [](const ops::Template* t) { return t->untuned_choice(); }),
+              1)
+        << op->name();
+  }
+  EXPECT_EQ(compiler::fallback_template(ops::templates_for_op("dense")),
+            &ops::dense_pack_template());
+  EXPECT_EQ(compiler::fallback_template(ops::templates_for_op("conv2d")),
+            &ops::conv2d_nchwc_template());
+  EXPECT_EQ(compiler::fallback_template({}), nullptr);
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 
 #include "ir/analysis.h"
 #include "ir/printer.h"
-#include "ir/visitor.h"
 
 namespace kiln::ir::passes {
 
@@ -39,30 +38,17 @@ std::optional<OrderedReduction> match_ordered_reduction(const Stmt& loop) {
   return r;
 }
 
-class ReductionFinder : public IRVisitor {
- public:
-  OrderedReductions found;
-
-  using IRVisitor::visit;
-  // Expressions hold no loops.
-  void visit(const Expr&) override {}
-
- protected:
-  void visit_for(const Stmt& s) override {
-    if (auto r = match_ordered_reduction(s)) {
-      found.emplace(s.get(), std::move(*r));
-      return;  // its body is one store
-    }
-    IRVisitor::visit_for(s);
-  }
-};
-
 }  // namespace
 
 OrderedReductions find_ordered_reductions(const Stmt& stmt) {
-  ReductionFinder finder;
-  finder.visit(stmt);
-  return std::move(finder.found);
+  OrderedReductions found;
+  visit_loops(stmt, [&](const Stmt& loop) {
+    std::optional<OrderedReduction> r = match_ordered_reduction(loop);
+    if (!r) return false;
+    found.emplace(loop.get(), std::move(*r));
+    return true;  // its body is one store
+  });
+  return found;
 }
 
 }  // namespace kiln::ir::passes

@@ -6,7 +6,6 @@
 
 #include "ir/analysis.h"
 #include "ir/printer.h"
-#include "ir/visitor.h"
 
 namespace kiln::ir::passes {
 
@@ -24,24 +23,6 @@ bool collect_straight_line_stores(const Stmt& s, std::vector<Stmt>* out) {
   }
   return true;
 }
-
-class SimdLoopFinder : public IRVisitor {
- public:
-  SimdLoops found;
-
-  using IRVisitor::visit;
-  // Expressions hold no loops.
-  void visit(const Expr&) override {}
-
- protected:
-  void visit_for(const Stmt& s) override {
-    if (s->loop_kind == LoopKind::kVectorized && s->extent > 1 && simd_safe(s)) {
-      found.insert(s.get());
-      return;  // its body is straight-line
-    }
-    IRVisitor::visit_for(s);
-  }
-};
 
 }  // namespace
 
@@ -73,9 +54,14 @@ bool simd_safe(const Stmt& loop) {
 }
 
 SimdLoops find_simd_loops(const Stmt& stmt) {
-  SimdLoopFinder finder;
-  finder.visit(stmt);
-  return std::move(finder.found);
+  SimdLoops found;
+  visit_loops(stmt, [&](const Stmt& loop) {
+    const bool simd =
+        loop->loop_kind == LoopKind::kVectorized && loop->extent > 1 && simd_safe(loop);
+    if (simd) found.insert(loop.get());
+    return simd;  // its body is straight-line
+  });
+  return found;
 }
 
 }  // namespace kiln::ir::passes

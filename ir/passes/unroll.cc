@@ -12,125 +12,108 @@
 
 namespace kiln::ir::passes {
 
-int64_t unrolled_work(const Stmt& stmt, UnrollView view, int simd_lanes) {
-  if (!stmt.defined()) return 0;
-  const bool expanded = view == UnrollView::kFullyExpanded;
-  switch (stmt->kind) {
-    case StmtKind::kStore:
-      return 1;
-    case StmtKind::kSeq: {
-      int64_t n = 0;
-      for (const Stmt& s : stmt->seq) n += unrolled_work(s, view, simd_lanes);
-      return n;
-    }
-    case StmtKind::kIf:
-      if (expanded) return kUnrolledGuardWork;
-      return unrolled_work(stmt->then_case, view, simd_lanes) +
-             unrolled_work(stmt->else_case, view, simd_lanes);
-    case StmtKind::kAllocate:
-      return unrolled_work(stmt->body, view, simd_lanes);
-    case StmtKind::kFor: {
-      if (expanded) {
-        if (stmt->loop_kind == LoopKind::kUnrolled && stmt->body->kind == StmtKind::kStore) {
-          return 1;
-        }
-        return stmt->extent * unrolled_work(stmt->body, view, simd_lanes);
-      }
-      int64_t body = unrolled_work(stmt->body, view, simd_lanes);
-      switch (stmt->loop_kind) {
-        case LoopKind::kUnrolled:
-          return stmt->extent * body;
-        case LoopKind::kVectorized: {
-          const int64_t simd = std::max(1, simd_lanes);
-          return (stmt->extent + simd - 1) / simd * body;
-        }
-        case LoopKind::kSerial:
-        case LoopKind::kParallel:
-          return body;
-      }
-    }
+namespace {
+
+// unrolled_work's count, one hook per statement kind (the table ir/kinds.h generates).
+class UnrolledWork {
+ public:
+  UnrolledWork(UnrollView view, int simd_lanes)
+      : expanded_(view == UnrollView::kFullyExpanded), simd_lanes_(simd_lanes) {}
+
+  int64_t count(const Stmt& stmt) {
+    static constexpr int64_t (UnrolledWork::*kHooks[])(const Stmt&) =
+        KILN_IR_STMT_HOOK_TABLE(UnrolledWork, count_);
+    return stmt.defined() ? call_hook(*this, kHooks, stmt) : 0;
   }
-  return 0;
+
+ private:
+  int64_t count_store(const Stmt&) { return 1; }
+  int64_t count_seq(const Stmt& stmt) {
+    int64_t n = 0;
+    for (const Stmt& s : stmt->seq) n += count(s);
+    return n;
+  }
+  int64_t count_if(const Stmt& stmt) {
+    if (expanded_) return kUnrolledGuardWork;
+    return count(stmt->then_case) + count(stmt->else_case);
+  }
+  int64_t count_allocate(const Stmt& stmt) { return count(stmt->body); }
+  int64_t count_for(const Stmt& stmt) {
+    if (expanded_) {
+      if (stmt->loop_kind == LoopKind::kUnrolled && stmt->body->kind == StmtKind::kStore) return 1;
+      return stmt->extent * count(stmt->body);
+    }
+    int64_t body = count(stmt->body);
+    switch (stmt->loop_kind) {
+      case LoopKind::kUnrolled:
+        return stmt->extent * body;
+      case LoopKind::kVectorized: {
+        const int64_t simd = std::max(1, simd_lanes_);
+        return (stmt->extent + simd - 1) / simd * body;
+      }
+      case LoopKind::kSerial:
+      case LoopKind::kParallel:
+        return body;
+    }
+    return 0;
+  }
+
+  const bool expanded_;
+  const int simd_lanes_;
+};
+
+// Cuts down the nests over `limit_` to at most `budget_` (limit_unrolling): nodes within the
+// limit are kept as they are, the others rebuilt around their shrunk children, except an
+// unrolled loop over the limit, which becomes serial loops around an unrolled part that fits.
+class ShrinkUnrolled : public IRMutator {
+ public:
+  ShrinkUnrolled(int64_t limit, int64_t budget, int simd_lanes)
+      : limit_(limit), budget_(budget), simd_lanes_(simd_lanes) {}
+
+  using IRMutator::mutate;
+  // Only loops change: expressions are kept as they are, without a walk through them.
+  Expr mutate(const Expr& expr) override { return expr; }
+  Stmt mutate(const Stmt& stmt) override {
+    if (!stmt.defined() || work(stmt) <= limit_) return stmt;
+    return IRMutator::mutate(stmt);
+  }
+
+ protected:
+  Stmt mutate_for(const Stmt& stmt) override {
+    if (stmt->loop_kind != LoopKind::kUnrolled) return IRMutator::mutate_for(stmt);
+    int64_t body_ops = std::max<int64_t>(1, work(stmt->body));
+    if (body_ops > budget_) {
+      // Even one iteration is too large: this loop stays a loop, its body shrinks further.
+      return For(stmt->loop_var, stmt->extent, LoopKind::kSerial,
+                 ShrinkUnrolled(budget_, budget_, simd_lanes_).mutate(stmt->body));
+    }
+    int64_t inner = largest_divisor_at_most(stmt->extent, budget_ / body_ops);
+    if (inner <= 1) return For(stmt->loop_var, stmt->extent, LoopKind::kSerial, stmt->body);
+    // v = vo * inner + vi: the same iterations in the same order.
+    const std::string& name = stmt->loop_var->name;
+    Expr vo = var(name + ".o"), vi = var(name + ".i");
+    Stmt body = substitute(stmt->body, stmt->loop_var.get(), vo * Expr(inner) + vi);
+    return For(vo, stmt->extent / inner, LoopKind::kSerial,
+               For(vi, inner, LoopKind::kUnrolled, body));
+  }
+
+ private:
+  int64_t work(const Stmt& stmt) const {
+    return unrolled_work(stmt, UnrollView::kAsScheduled, simd_lanes_);
+  }
+
+  const int64_t limit_;
+  const int64_t budget_;
+  const int simd_lanes_;
+};
+
+}  // namespace
+
+int64_t unrolled_work(const Stmt& stmt, UnrollView view, int simd_lanes) {
+  return UnrolledWork(view, simd_lanes).count(stmt);
 }
 
 namespace {
-
-// `stmt` with the variable `v` replaced by `value` everywhere; a Store's flat index is rebuilt
-// from its substituted per-dimension indices where it has them.
-Stmt substitute_in_nest(const Stmt& stmt, const ExprNode* v, const Expr& value) {
-  if (!stmt.defined()) return stmt;
-  auto sub = [&](const Expr& e) { return e.defined() ? substitute(e, v, value) : e; };
-  switch (stmt->kind) {
-    case StmtKind::kStore: {
-      if (stmt->indices.empty()) return StoreFlat(stmt->buffer, sub(stmt->index), sub(stmt->value));
-      std::vector<Expr> indices;
-      for (const Expr& i : stmt->indices) indices.push_back(sub(i));
-      return Store(stmt->buffer, indices, sub(stmt->value));
-    }
-    case StmtKind::kSeq: {
-      std::vector<Stmt> seq;
-      for (const Stmt& s : stmt->seq) seq.push_back(substitute_in_nest(s, v, value));
-      return Seq(std::move(seq));
-    }
-    case StmtKind::kIf:
-      return If(sub(stmt->condition), substitute_in_nest(stmt->then_case, v, value),
-                substitute_in_nest(stmt->else_case, v, value));
-    case StmtKind::kAllocate:
-      return Allocate(stmt->buffer, substitute_in_nest(stmt->body, v, value));
-    case StmtKind::kFor:
-      return For(stmt->loop_var, stmt->extent, stmt->loop_kind,
-                 substitute_in_nest(stmt->body, v, value));
-  }
-  return stmt;
-}
-
-// Nests within `limit` stay as they are; a larger one is cut down to at most `budget`.
-Stmt shrink_unrolled(const Stmt& stmt, int64_t limit, int64_t budget, int simd_lanes);
-
-Stmt shrink_children(const Stmt& stmt, int64_t limit, int64_t budget, int simd_lanes) {
-  auto shrink = [&](const Stmt& s) { return shrink_unrolled(s, limit, budget, simd_lanes); };
-  switch (stmt->kind) {
-    case StmtKind::kStore:
-      return stmt;
-    case StmtKind::kSeq: {
-      std::vector<Stmt> seq;
-      for (const Stmt& s : stmt->seq) seq.push_back(shrink(s));
-      return Seq(std::move(seq));
-    }
-    case StmtKind::kIf:
-      return If(stmt->condition, shrink(stmt->then_case),
-                stmt->else_case.defined() ? shrink(stmt->else_case) : Stmt());
-    case StmtKind::kAllocate:
-      return Allocate(stmt->buffer, shrink(stmt->body));
-    case StmtKind::kFor:
-      return For(stmt->loop_var, stmt->extent, stmt->loop_kind, shrink(stmt->body));
-  }
-  return stmt;
-}
-
-Stmt shrink_unrolled(const Stmt& stmt, int64_t limit, int64_t budget, int simd_lanes) {
-  const auto work = [&](const Stmt& s) {
-    return unrolled_work(s, UnrollView::kAsScheduled, simd_lanes);
-  };
-  if (!stmt.defined() || work(stmt) <= limit) return stmt;
-  if (stmt->kind != StmtKind::kFor || stmt->loop_kind != LoopKind::kUnrolled) {
-    return shrink_children(stmt, limit, budget, simd_lanes);
-  }
-  int64_t body_ops = std::max<int64_t>(1, work(stmt->body));
-  if (body_ops > budget) {
-    // Even one iteration is too large: this loop stays a loop, its body shrinks further.
-    return For(stmt->loop_var, stmt->extent, LoopKind::kSerial,
-               shrink_unrolled(stmt->body, budget, budget, simd_lanes));
-  }
-  int64_t inner = largest_divisor_at_most(stmt->extent, budget / body_ops);
-  if (inner <= 1) return For(stmt->loop_var, stmt->extent, LoopKind::kSerial, stmt->body);
-  // v = vo * inner + vi: the same iterations in the same order.
-  const std::string& name = stmt->loop_var->name;
-  Expr vo = var(name + ".o"), vi = var(name + ".i");
-  Stmt body = substitute_in_nest(stmt->body, stmt->loop_var.get(), vo * Expr(inner) + vi);
-  return For(vo, stmt->extent / inner, LoopKind::kSerial,
-             For(vi, inner, LoopKind::kUnrolled, body));
-}
 
 // Whether a loop body's accesses index one of `locals` with the loop variable `v` (guards are
 // not looked into: a guarded body is never unrolled here).
@@ -143,9 +126,11 @@ class IndexesLocal : public IRVisitor {
  protected:
   void visit_store(const Stmt& s) override {
     check(s->buffer.get(), s->index);
-    visit_exprs(s->value, [&](const Expr& e) {
-      if (e->kind == ExprKind::kLoad) check(e->buffer.get(), e->a);
-    });
+    visit(s->value);
+  }
+  void visit_load(const Expr& e) override {
+    check(e->buffer.get(), e->a);
+    IRVisitor::visit_load(e);
   }
   void visit_if(const Stmt&) override {}
 
@@ -199,7 +184,7 @@ class UnrollRegisterLocals : public IRMutator {
 }  // namespace
 
 Stmt limit_unrolling(const Stmt& stmt, int64_t max_ops, int64_t reshaped_ops, int simd_lanes) {
-  return shrink_unrolled(stmt, max_ops, std::min(max_ops, reshaped_ops), simd_lanes);
+  return ShrinkUnrolled(max_ops, std::min(max_ops, reshaped_ops), simd_lanes).mutate(stmt);
 }
 
 Stmt unroll_register_locals(const Stmt& stmt, int64_t register_floats, int64_t max_stores) {
