@@ -238,8 +238,9 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms,
   std::printf("by kind, of the mean %.4f ms:\n", mean_ms);
   for (StepKind kind : kinds) {
     auto [ms, steps] = per_kind[kind];
-    std::printf("  %-18s %10.4f ms %6.1f%%  (%d steps)\n",
-                std::string(step_kind_name(kind)).c_str(), ms, 100 * ms / mean_ms, steps);
+    std::printf("  %-18s %10.4f ms %6.1f%%  (%d step%s)\n",
+                std::string(step_kind_name(kind)).c_str(), ms, 100 * ms / mean_ms, steps,
+                steps == 1 ? "" : "s");
   }
   std::printf(
       "  %-18s %10.4f ms %6.1f%%  (the mean less the steps' sum%s)\n", "executor overhead",
