@@ -45,6 +45,20 @@ TEST(CrossTargetCompile, RunsOnHostNamesWhatTheHostLacks) {
   EXPECT_NE(s.message().find("needs CPU feature '"), std::string::npos) << s.message();
 }
 
+// AVX2 code for an older CPU runs on a newer AVX-512 one, although the older CPU's LLVM model
+// names system features (pku, mwaitx, wbnoinvd) that a VM may hide: kernels never hold those.
+TEST(CrossTargetCompile, AnOlderCpusAvx2CodeRunsOnAnAvx512Host) {
+  const Target host = builder::host_target();
+  if (!host.has_feature("avx512f") || !host.has_feature("avx2") || !host.has_feature("fma")) {
+    GTEST_SKIP() << "the host (" << host.cpu << ") has no AVX-512";
+  }
+  const char* older = host.cpu.starts_with("znver") ? "llvm -mcpu=znver3" : "llvm -mcpu=haswell";
+  Result<Target> t = builder::parse_target(older);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Status s = builder::runs_on_host(*t);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
 TEST(CrossTargetCompile, CompilesForABoardAndRunRefusesHere) {
   const std::string model = conv_dense_model();
   const std::string out = OnnxModel::temp_path("arm.kiln");
