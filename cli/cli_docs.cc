@@ -161,7 +161,7 @@ Command add_completion_command(CLI::App& app) {
       "completion", "print a shell completion script: source <(kiln completion bash)");
   cmd->add_option("shell", *shell, "the shell (bash)")->required()->check(CLI::IsMember({"bash"}));
   const CLI::App* root = &app;
-  return [root] {
+  return [root, shell] {  // `shell` holds the parsed value: it must outlive the parse
     std::fputs(bash_completion(*root).c_str(), stdout);
     return 0;
   };
