@@ -6,7 +6,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CONFIGURE = cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 
-.PHONY: deps deps-demo build demo test bench ort asan clean format
+.PHONY: deps deps-demo build demo test bench ort asan clean format install deb
 
 deps:
 	bash scripts/install-deps.sh all
@@ -40,6 +40,19 @@ asan: deps
 	cmake --preset asan
 	cmake --build --preset asan -j $(JOBS)
 	cd build-asan && OMP_WAIT_POLICY=passive ctest --output-on-failure -j $(JOBS)
+
+# The binary, man page, bash completion, configs/ and systemd units under PREFIX (cmake/install.cmake).
+PREFIX ?= /usr/local
+install:
+	[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -DKILN_TESTS=OFF
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target kiln kiln_docs
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# The same files as a .deb for /usr/local (in $(BUILD_DIR)), its Depends from dpkg-shlibdeps.
+deb:
+	[ -f $(BUILD_DIR)/build.ninja ] || $(CONFIGURE) -DKILN_TESTS=OFF
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target kiln kiln_docs
+	cd $(BUILD_DIR) && cpack -G DEB
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -89,7 +89,8 @@ std::optional<std::string> closest_subcommand(const CLI::App& app, std::string_v
   for (const CLI::App* sub : visible_subcommands(app)) {
     const std::string& candidate = sub->get_name();
     size_t d = edit_distance(name, candidate);
-    size_t limit = std::max<size_t>(1, std::max(name.size(), candidate.size()) / 3);
+    // Two edits cover a swapped pair of letters ("tnue"); a long name allows a third of it.
+    size_t limit = std::max<size_t>(2, std::max(name.size(), candidate.size()) / 3);
     if (d <= limit && (!best || d < best_distance)) {
       best = candidate;
       best_distance = d;
@@ -160,7 +161,7 @@ Command add_completion_command(CLI::App& app) {
       "completion", "print a shell completion script: source <(kiln completion bash)");
   cmd->add_option("shell", *shell, "the shell (bash)")->required()->check(CLI::IsMember({"bash"}));
   const CLI::App* root = &app;
-  return [root] {
+  return [root, shell] {  // `shell` holds the parsed value: it must outlive the parse
     std::fputs(bash_completion(*root).c_str(), stdout);
     return 0;
   };

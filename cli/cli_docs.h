@@ -13,7 +13,7 @@
 namespace kiln::cli {
 
 // The visible subcommand of `app` closest to `name` by edit distance, when close enough to be a
-// typo (at most a third of the longer name, and at least 1, edits); nullopt otherwise.
+// typo (at most a third of the longer name, and at least 2, edits); nullopt otherwise.
 std::optional<std::string> closest_subcommand(const CLI::App& app, std::string_view name);
 
 // A bash completion script for `app` (subcommands, nested subcommands and their options; file

@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "cli/tuner_client.h"
 #include "common/safe_file.h"
+#include "ops/tvm_args_parse.h"
 #include "store/formats/log_file.h"
 #include "store/open_store.h"
 #include "store/record_selection.h"
@@ -115,7 +116,7 @@ Command add_best_command(CLI::App& app) {
       for (const Task& t : resolve_tasks(o->task).tasks) {
         wanted.emplace_back(std::string(t.tmpl->name()), t.workload.to_string());
         wanted.emplace_back(std::string(t.tmpl->name()),
-                            t.tmpl->task_workload(t.workload).to_string());
+                            ops::task_workload(*t.tmpl, t.workload).to_string());
       }
     }
     std::unique_ptr<store::Store> db = open_store(o->db, true);

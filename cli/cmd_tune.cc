@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -250,9 +251,15 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
   model_options.job.loop.run_id = command_runs + tuner::unique_run_id();
   double spent_before = 0;
   if (model_options.budget.seconds) {
+    // A run's tuning time is from its first task's start to its last commit: the tasks' own
+    // wall times overlap (a task's loop stays open across the rounds of the others).
+    std::map<std::string, std::pair<double, double>> spans;  // run -> (started, last update)
     for (const store::RunTimes& r : value_or_exit(db->run_times())) {
-      if (r.run.rfind(command_runs, 0) == 0) spent_before += r.wall_s;
+      if (r.run.rfind(command_runs, 0) != 0) continue;
+      auto [it, fresh] = spans.try_emplace(r.run, r.started, r.updated);
+      it->second = {std::min(it->second.first, r.started), std::max(it->second.second, r.updated)};
     }
+    for (const auto& [run, span] : spans) spent_before += std::max(0.0, span.second - span.first);
     if (spent_before >= *model_options.budget.seconds) {
       std::printf(
           "time budget of %s already spent: %s of tuning by earlier runs of this command "

@@ -6,6 +6,7 @@
 
 #include "frontend/workload_mapping.h"
 #include "ops/registry.h"
+#include "ops/tvm_args_parse.h"
 
 namespace kiln::frontend {
 
@@ -55,7 +56,9 @@ TaskExtraction extract_tasks(const Graph& graph) {
                   ", the model's output is " + dims_text(y);
         break;
       }
-      normalized.emplace_back(t, t->task_workload(*w));
+      // The task is TVM's (ops::task_workload: a dense without kiln's fused bias), so that its
+      // records and a TVM log's name one task.
+      normalized.emplace_back(t, ops::task_workload(*t, *w));
     }
     if (!problem.empty()) {
       out.not_tunable.push_back(graph.source + ": " + node.describe() + ": " + problem);

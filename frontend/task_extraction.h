@@ -17,7 +17,7 @@ namespace kiln::frontend {
 
 struct ModelTask {
   const ops::Template* tmpl = nullptr;
-  ops::Workload workload;  // normalized by tmpl, as TVM's task (Template::task_workload)
+  ops::Workload workload;  // normalized by tmpl
   int64_t count = 0;       // nodes with this workload: the task's weight
   double flops = 0;        // of one occurrence (tmpl->flop)
   int64_t space_size = 0;  // configs in tmpl->space(workload)

@@ -97,12 +97,6 @@ class DenseBase : public Template {
         {"TENSOR", {s.m, s.k}, "float32"}, {"TENSOR", {s.n, s.k}, "float32"}, nullptr, "float32"};
   }
 
-  Workload task_workload(const Workload& w) const override {
-    Workload out = w;
-    out.params["bias"] = 0;
-    return out;
-  }
-
  protected:
   static DenseShape shape(const Workload& w) {
     auto it = w.params.find("bias");
@@ -359,13 +353,6 @@ class DenseOperator final : public Operator {
 
   Result<Workload> from_tvm_args(const nlohmann::json& args) const override {
     return matmul_from_tvm_args(std::string(name()), args, /*batched=*/false);
-  }
-
-  nlohmann::json current_tvm_args(const nlohmann::json& args) const override {
-    nlohmann::json out = args;
-    if (out.size() > 2 && out[2].is_array() && !out[2].empty() && out[2][0] == "TENSOR")
-      out[2] = nullptr;
-    return out;
   }
 
   Result<Binding> bind(const NodeView& node, const Workload& w,

@@ -71,11 +71,6 @@ class Operator {
   // Template::tvm_args (store/tvm_args.h checks the round trip). REQUIRES: args is a list.
   virtual Result<Workload> from_tvm_args(const nlohmann::json& args) const = 0;
 
-  // `args` as this kiln's templates write them: an older kiln's spelling of the same task
-  // rewritten (kiln once wrote dense's third arg as its bias tensor where TVM writes null), so
-  // that logs and stores an older kiln wrote still import. REQUIRES: args is a list.
-  virtual nlohmann::json current_tvm_args(const nlohmann::json& args) const { return args; }
-
   // The workload operators that naming this one in a selection (`kiln tune --ops`, a job file's
   // ops) selects besides itself; conv2d's is depthwise_conv2d (ONNX Conv nodes it leaves to it).
   virtual std::vector<std::string_view> also_selects() const { return {}; }

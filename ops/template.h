@@ -115,11 +115,6 @@ class Template {
   // The task's arguments serialized as AutoTVM does (autotvm.md §2), e.g. for dense
   // [["TENSOR",[M,K],"float32"],["TENSOR",[N,K],"float32"],null,"float32"].
   virtual nlohmann::json tvm_args(const Workload& w) const = 0;
-
-  // The workload of TVM's task for a kernel of workload `w`: what records are keyed by, so that
-  // a TVM log and kiln's own tuning name the same task. It differs from `w` only where kiln's
-  // kernel computes more than TVM's task (dense's fused bias: TVM's dense task has none).
-  virtual Workload task_workload(const Workload& w) const { return w; }
 };
 
 // Declares a template's parameters for normalize_params: a key with an optional default.

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "ops/registry.h"
+
 namespace kiln::ops {
 
 Result<std::vector<int64_t>> tvm_tensor_dims(const nlohmann::json& arg, size_t rank,
@@ -17,6 +19,15 @@ Result<std::vector<int64_t>> tvm_tensor_dims(const nlohmann::json& arg, size_t r
     dims.push_back(d.get<int64_t>());
   }
   return dims;
+}
+
+Workload task_workload(const Template& tmpl, const Workload& w) {
+  const Operator* op = find_operator(tmpl.op());
+  if (!op) return w;
+  Result<Workload> raw = op->from_tvm_args(tmpl.tvm_args(w));
+  if (!raw.ok()) return w;
+  Result<Workload> task = tmpl.normalize(*raw);
+  return task.ok() ? *task : w;
 }
 
 Result<int64_t> tvm_int_at(const nlohmann::json& list, size_t i, const char* what) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "exchange/target_description.h"
+#include "ops/tvm_args_parse.h"
 
 namespace kiln::store {
 
@@ -41,7 +42,7 @@ Target target_of_text(const std::string& text, const std::string& default_triple
 Result<std::vector<Record>> task_records(Store& store, const ops::Template& tmpl,
                                          const ops::Workload& w,
                                          const std::optional<std::string>& target) {
-  std::vector<std::string> workloads = {tmpl.task_workload(w).to_string()};
+  std::vector<std::string> workloads = {ops::task_workload(tmpl, w).to_string()};
   if (w.to_string() != workloads.front()) workloads.push_back(w.to_string());
   std::vector<Record> out;
   for (const std::string& workload : workloads) {

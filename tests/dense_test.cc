@@ -15,6 +15,7 @@
 #include "ir/interpreter.h"
 #include "ir/printer.h"
 #include "ops/registry.h"
+#include "ops/tvm_args_parse.h"
 #include "tests/ops_test_util.h"
 #include "tuner/space_walk.h"
 
@@ -270,7 +271,7 @@ TEST(DenseTest, NormalizeAndTvmArgs) {
   Workload wb = normalized(t, "dense:M=2,N=3,K=4,bias=1");
   EXPECT_EQ(t.tvm_args(wb).dump(),
             R"([["TENSOR",[2,4],"float32"],["TENSOR",[3,4],"float32"],null,"float32"])");
-  EXPECT_EQ(t.task_workload(wb).to_string(), w.to_string());
+  EXPECT_EQ(task_workload(t, wb).to_string(), w.to_string());
   EXPECT_EQ(t.inputs(wb).size(), 3u);
   EXPECT_EQ(t.outputs(wb)[0].shape, (std::vector<int64_t>{2, 3}));
   for (const char* bad : {"dense:M=2,N=3", "dense:M=2,N=3,K=4,bias=2", "dense:M=0,N=3,K=4",

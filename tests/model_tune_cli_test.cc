@@ -208,8 +208,9 @@ TEST_F(ModelTuneCli, TimeBudgetCountsTheEarlierRunsOfTheSameCommand) {
   EXPECT_NE(second.output.find("time budget of 1s already spent"), std::string::npos)
       << second.output;
   EXPECT_EQ(count_records(db), records);  // nothing tuned on
+  // A budget larger than what was spent tunes on (here until two more trials), saying so.
   testing::CommandResult more =
-      testing::run_kiln(tune_args(db, "--time 3s --trials-per-task 100000"));
+      testing::run_kiln(tune_args(db, "--time 1h --trials " + std::to_string(records + 2)));
   ASSERT_EQ(more.exit_code, 0) << more.output;
   EXPECT_NE(more.output.find("spent before"), std::string::npos) << more.output;
 }

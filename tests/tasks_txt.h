@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "ops/registry.h"
+#include "ops/tvm_args_parse.h"
 #include "ops/workload.h"
 
 namespace kiln::testing {
@@ -112,7 +113,7 @@ inline TasksTxt read_tasks_txt(const std::string& model) {
       EXPECT_TRUE(w.ok()) << w.status().message();
       if (!w.ok()) continue;
       // Keyed as TVM's task (a dense without kiln's fused bias), as task extraction lists it.
-      ExpectedTask& e = out.tasks[{std::string(t->name()), t->task_workload(*w).to_string()}];
+      ExpectedTask& e = out.tasks[{std::string(t->name()), ops::task_workload(*t, *w).to_string()}];
       e.count += count;
       e.flops = flops_each;
     }

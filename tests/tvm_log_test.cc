@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ops/registry.h"
+#include "ops/tvm_args_parse.h"
 #include "store/formats/kiln_log.h"
 #include "store/formats/log_file.h"
 #include "store/formats/py_json.h"
@@ -211,8 +212,8 @@ TEST(TvmLineTest, EveryTemplateRoundTripsThroughTvmLines) {
     auto back = parse_tvm_line(*line);
     ASSERT_TRUE(back.ok()) << back.status().message() << "\n" << *line;
     EXPECT_TRUE(back->warnings.empty());
-    // TVM's task is the workload without kiln's fused dense bias (Template::task_workload).
-    r.workload = t->task_workload(*w).to_string();
+    // TVM's task is the workload without kiln's fused dense bias (ops::task_workload).
+    r.workload = ops::task_workload(*t, *w).to_string();
     EXPECT_EQ(back->record, r) << *line;
   }
 }
