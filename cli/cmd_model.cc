@@ -85,7 +85,8 @@ Command add_compile_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "compile",
       "compile an ONNX model into one artifact (kernels, pre-packed weights, graph) with the "
-      "store's best configs, AutoTVM's fallback configs for untuned tasks");
+      "store's best configs; untuned tasks get configs predicted from the store's records of "
+      "other workloads, else kiln's default configs for the target");
   cmd->add_option("model", o->model, "the .onnx file")->required();
   cmd->add_option("-o,--output", o->output, "the artifact to write, e.g. model.kiln")->required();
   cmd->add_option("--db", o->db, "record store whose best configs to use (default: none)");
@@ -110,17 +111,23 @@ Command add_compile_command(CLI::App& app) {
     ok_or_exit(write_model_file(model, o->output));
     int tasks = static_cast<int>(report.tasks.size());
     std::printf(
-        "%s: %d kernels (%d nodes fused), %d tasks: %d tuned, %d untuned; built in %.1f s\n",
+        "%s: %d kernels (%d nodes fused), %d tasks: %d tuned, %d predicted, %d default; built "
+        "in %.1f s\n",
         o->model.c_str(), report.kernels, report.fused_nodes, tasks, tasks - report.untuned_tasks,
-        report.untuned_tasks, report.build_seconds);
+        report.predicted_tasks, report.untuned_tasks - report.predicted_tasks,
+        report.build_seconds);
     for (const compiler::CompiledTask& t : report.tasks) {
-      std::printf("  %-7s %-26s x%-2d %s %s\n", t.tuned ? "tuned" : "untuned",
+      std::printf("  %-9s %-26s x%-2d %s %s\n",
+                  std::string(compiler::config_source_name(t.source)).c_str(),
                   t.template_name.c_str(), t.count, t.workload.c_str(), t.config.c_str());
     }
     if (report.untuned_tasks > 0) {
-      std::printf("note: %d of %d tasks untuned: AutoTVM's fallback configs used%s\n",
-                  report.untuned_tasks, tasks,
-                  o->db.empty() ? " (no --db given)" : " (no record in the store for them)");
+      std::printf(
+          "note: %d of %d tasks untuned: %d predicted from the store's records of other "
+          "workloads, %d kiln's default configs for the target%s\n",
+          report.untuned_tasks, tasks, report.predicted_tasks,
+          report.untuned_tasks - report.predicted_tasks,
+          o->db.empty() ? " (no --db given)" : " (no record in the store for them)");
     }
     std::printf("%d layout transforms remain (NCHW <-> NCHW[x]c)\n", report.layout_transforms);
     if (report.planned) {

@@ -27,6 +27,7 @@ struct TunableChoice {
   ops::Workload workload;
   ConfigEntity config;
   bool tuned = false;  // a record's config (planned choices only)
+  ConfigSource source = ConfigSource::kDefault;
 };
 
 // The conv nodes of a model and how they read each other's packed outputs. It does not depend on
@@ -47,8 +48,9 @@ using ConvPlan = std::map<size_t, TunableChoice>;
 // The plan for `structure` from the store's records for `target`. Fills the report's plan fields
 // (planned, plan_*, transform_costs) when the model has convs. Transform costs are measured on
 // this machine when some conv has a choice of blocks and the target's code runs here.
+// `untuned` gives the configs of workloads without records (null: their default configs).
 Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
                             const Target& target, const ops::TargetInfo& info,
-                            CompileReport* report);
+                            CompileReport* report, UntunedConfigs* untuned = nullptr);
 
 }  // namespace kiln::compiler
