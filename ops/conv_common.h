@@ -113,13 +113,14 @@ std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEnti
 // (ic_bn) the largest divisor of g.c at most oc_bn.
 ActivationBlocks fallback_blocks(const Geometry& g, const TargetInfo& target);
 
-// kiln's default register tile of an NCHWc direct convolution (ops/default_config.h): the
-// channel blocks, the output columns (reg_n, among `reg_factors`, the tile_ow knob's inner
-// factors over `ow` columns) and rows (oh_factor, among `oh_factors` over `oh` rows) whose
-// accumulators fit the target's vector registers with the best modelled FMA throughput. The
-// output block is 1 to 4 whole vectors (only as many as keep one block's weights within half the
-// L2 cache), the input block 2 or 1 whole vectors, as the producing conv's output block usually
-// is. Depthwise convolutions load a data vector per output (no broadcast) and take in == out.
+// kiln's default register tile of an NCHWc direct convolution (ops/default_config.h): channel
+// blocks of kDefaultBlockVectors whole vectors (one where a block's weights would exceed half the
+// L2 cache), chosen by channel count alone so that consecutive convs chain their blocks, and the
+// output columns (reg_n, among `reg_factors`, the tile_ow knob's inner factors over `ow`
+// columns) and rows (oh_factor, among `oh_factors` over `oh` rows) whose accumulators fit the
+// target's vector registers with the best modelled FMA throughput. Depthwise convolutions load
+// a data vector per output (no broadcast) and take in == out.
+inline constexpr int64_t kDefaultBlockVectors = 2;
 struct DefaultTile {
   ActivationBlocks blocks;
   int64_t reg_n = 1;
