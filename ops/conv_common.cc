@@ -197,16 +197,15 @@ DefaultTile default_tile(const Geometry& g, bool depthwise, int64_t ow,
   const int64_t simd = std::max(1, target.simd_lanes);
   // Blocks by channel count alone, so that a conv reads its producer's output block as it is
   // (no conversion in its data packing, no unpack for a residual read): two vectors, one where
-  // a block's weights would not fit half the L2 cache.
+  // a block's weights would not fit the L2 cache (the next conv's input block then differs).
   const int64_t weights_per_channel = (depthwise ? 1 : g.c) * g.r * g.s;
   int64_t oc_bn = channel_block(g.k, kDefaultBlockVectors, target);
-  if (weights_per_channel * oc_bn * 4 > target.l2_bytes / 2) oc_bn = channel_block(g.k, 1, target);
+  if (weights_per_channel * oc_bn * 4 > target.l2_bytes) oc_bn = channel_block(g.k, 1, target);
   const int64_t ic_bn = depthwise ? oc_bn : channel_block(g.c, kDefaultBlockVectors, target);
   const int64_t vecs = vectors_of(oc_bn, target);
   const double lane_use = static_cast<double>(oc_bn) / static_cast<double>(vecs * simd);
   DefaultTile best{{ic_bn, oc_bn}, 1, 1};
-  double best_eff = -1.0;
-  int64_t best_fmas = 0;
+  BestTile chooser(target);
   for (int64_t reg : reg_factors) {
     for (int64_t ohf : oh_factors) {
       RegisterTile tile;
@@ -217,11 +216,7 @@ DefaultTile default_tile(const Geometry& g, bool depthwise, int64_t ow,
       tile.useful = lane_use * static_cast<double>(ow) /
                     static_cast<double>(ceil_div(ow, reg) * reg) * static_cast<double>(oh) /
                     static_cast<double>(ceil_div(oh, ohf) * ohf);
-      const double eff = tile_efficiency(tile, target);
-      // Ties go to more work per step (fewer loop iterations around the tile).
-      if (eff > best_eff + 1e-9 || (eff > best_eff - 1e-9 && tile.fmas > best_fmas)) {
-        best_eff = eff;
-        best_fmas = tile.fmas;
+      if (chooser.offer(tile)) {
         best.reg_n = reg;
         best.oh_factor = ohf;
       }

@@ -114,8 +114,8 @@ std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEnti
 ActivationBlocks fallback_blocks(const Geometry& g, const TargetInfo& target);
 
 // kiln's default register tile of an NCHWc direct convolution (ops/default_config.h): channel
-// blocks of kDefaultBlockVectors whole vectors (one where a block's weights would exceed half the
-// L2 cache), chosen by channel count alone so that consecutive convs chain their blocks, and the
+// blocks of kDefaultBlockVectors whole vectors (one where a block's weights would exceed the L2
+// cache), chosen by channel count alone so that consecutive convs chain their blocks, and the
 // output columns (reg_n, among `reg_factors`, the tile_ow knob's inner factors over `ow`
 // columns) and rows (oh_factor, among `oh_factors` over `oh` rows) whose accumulators fit the
 // target's vector registers with the best modelled FMA throughput. Depthwise convolutions load

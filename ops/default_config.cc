@@ -27,6 +27,16 @@ double tile_efficiency(const RegisterTile& tile, const TargetInfo& target) {
   return tile.useful * tile.fmas / (cycles * units);
 }
 
+bool BestTile::offer(const RegisterTile& tile) {
+  const double eff = tile_efficiency(tile, target_);
+  if (eff > efficiency_ + 1e-9 || (eff > efficiency_ - 1e-9 && tile.fmas > fmas_)) {
+    efficiency_ = eff;
+    fmas_ = tile.fmas;
+    return true;
+  }
+  return false;
+}
+
 int64_t vectors_of(int64_t lanes, const TargetInfo& target) {
   const int64_t simd = std::max(1, target.simd_lanes);
   return (lanes + simd - 1) / simd;

@@ -31,6 +31,20 @@ struct RegisterTile {
 // not fit the vector registers: it would spill.
 double tile_efficiency(const RegisterTile& tile, const TargetInfo& target);
 
+// Keeps the best of the tiles offered to it: the highest tile_efficiency, ties going to more
+// FMAs per step (fewer loop iterations around the tile), the first offered among equals.
+class BestTile {
+ public:
+  explicit BestTile(const TargetInfo& target) : target_(target) {}
+  // True when `tile` beats every tile offered before: the caller then keeps its knobs.
+  bool offer(const RegisterTile& tile);
+
+ private:
+  const TargetInfo& target_;
+  double efficiency_ = -1.0;
+  int64_t fmas_ = 0;
+};
+
 // Whole vectors of the target that `lanes` float32 lanes occupy (ceil(lanes / simd_lanes)).
 int64_t vectors_of(int64_t lanes, const TargetInfo& target);
 

@@ -155,8 +155,8 @@ class DenseNopack final : public DenseBase {
                               const TargetInfo& target) const override {
     DenseShape s = shape(w);
     const int64_t vec = channel_block(s.k, 2, target), vecs = vectors_of(vec, target);
-    int64_t best_ty = 1, best_tx = 1, best_fmas = 0;
-    double best_eff = -1.0;
+    int64_t best_ty = 1, best_tx = 1;
+    BestTile chooser(target);
     for (int64_t ty : get_factors(s.m)) {
       for (int64_t tx : get_factors(s.n)) {
         RegisterTile tile;
@@ -165,10 +165,7 @@ class DenseNopack final : public DenseBase {
         tile.fmas = tile.accumulators;
         tile.loads = (ty + tx) * vecs;
         tile.useful = static_cast<double>(vec) / static_cast<double>(vecs * target.simd_lanes);
-        const double eff = tile_efficiency(tile, target);
-        if (eff > best_eff + 1e-9 || (eff > best_eff - 1e-9 && tile.fmas > best_fmas)) {
-          best_eff = eff;
-          best_fmas = tile.fmas;
+        if (chooser.offer(tile)) {
           best_ty = ty;
           best_tx = tx;
         }

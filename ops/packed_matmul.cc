@@ -64,8 +64,7 @@ Stmt packed_matmul_tile(const PackedMatmulTile& t, const TargetInfo& target) {
 DefaultMatmulTile default_matmul_tile(int64_t m, int64_t n, int64_t k, const TargetInfo& target) {
   const int64_t simd = std::max(1, target.simd_lanes);
   DefaultMatmulTile best{1, largest_divisor_at_most(n, simd), largest_divisor_at_most(k, 4)};
-  double best_eff = -1.0;
-  int64_t best_fmas = 0;
+  BestTile chooser(target);
   for (int64_t lanes : get_factors(n)) {
     const int64_t vecs = vectors_of(lanes, target);
     if (vecs >= target.vector_registers) break;
@@ -76,10 +75,7 @@ DefaultMatmulTile default_matmul_tile(int64_t m, int64_t n, int64_t k, const Tar
       tile.fmas = tile.accumulators;
       tile.loads = vecs + rows;
       tile.useful = static_cast<double>(lanes) / static_cast<double>(vecs * simd);
-      const double eff = tile_efficiency(tile, target);
-      if (eff > best_eff + 1e-9 || (eff > best_eff - 1e-9 && tile.fmas > best_fmas)) {
-        best_eff = eff;
-        best_fmas = tile.fmas;
+      if (chooser.offer(tile)) {
         best.rows = rows;
         best.lanes = lanes;
       }
