@@ -58,12 +58,15 @@ Command add_show_command(CLI::App& app) {
   struct Options {
     TaskOptions task;
     std::optional<int64_t> index;
+    bool fallback = false;
     bool passes = false, llvm_ir = false, assembly = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("show", "print a config's entities and its loop nest");
   add_task_options(cmd, &o->task);
-  cmd->add_option("--config,-c", o->index, "config index (default: the fallback config)");
+  cmd->add_option("--config,-c", o->index, "config index (default: kiln's default config)");
+  cmd->add_flag("--fallback", o->fallback,
+                "without --config: AutoTVM's fallback config instead of kiln's default");
   cmd->add_flag("--passes", o->passes,
                 "also print each stage after every lowering pass, in the pipeline's order");
   cmd->add_flag("--llvm", o->llvm_ir, "also print the optimized LLVM IR");
@@ -73,10 +76,10 @@ Command add_show_command(CLI::App& app) {
     const Target& target = resolved.target;
     for (const Task& task : resolved.tasks) {
       ConfigSpace space = task.tmpl->space(task.workload);
-      ConfigEntity config = pick_config(task, space, o->index, target);
+      ConfigEntity config = pick_config(task, space, o->index, target, o->fallback);
       std::printf("%s  %s\nconfig %s%s\n", std::string(task.tmpl->name()).c_str(),
                   task.workload.to_string().c_str(), config.to_json().dump().c_str(),
-                  o->index ? "" : "  (fallback)");
+                  picked_label(o->index, o->fallback));
       Result<ir::Program> program = ops::instantiate_measured(*task.tmpl, task.workload, config,
                                                               describe(target).template_info());
       if (!program.ok()) {
@@ -100,6 +103,7 @@ Command add_measure_command(CLI::App& app) {
   struct Options {
     TaskOptions task;
     std::optional<int64_t> index;
+    bool fallback = false;
     double build_timeout_s = 10;
     runner::RunnerOptions runner;
   };
@@ -109,7 +113,9 @@ Command add_measure_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "measure", "build, check and time one config (in isolated builder and runner processes)");
   add_task_options(cmd, &o->task);
-  cmd->add_option("--config,-c", o->index, "config index (default: the fallback config)");
+  cmd->add_option("--config,-c", o->index, "config index (default: kiln's default config)");
+  cmd->add_flag("--fallback", o->fallback,
+                "without --config: AutoTVM's fallback config instead of kiln's default");
   add_bounded(cmd, "--threads", &o->runner.threads, 1, 1024,
               "threads of the kernel's parallel loops");
   add_bounded(cmd, "--number", &o->runner.measure.time.number, 1, 1000000, "runs per timed repeat");
@@ -132,13 +138,13 @@ Command add_measure_command(CLI::App& app) {
     int failures = 0;
     for (const Task& task : resolved.tasks) {
       ConfigSpace space = task.tmpl->space(task.workload);
-      ConfigEntity config = pick_config(task, space, o->index, target);
+      ConfigEntity config = pick_config(task, space, o->index, target, o->fallback);
       std::vector<MeasureInput> inputs = {{{task.tmpl, task.workload, target}, config}};
       std::vector<MeasureResult> results = runner.run(inputs, builder.build(inputs));
       const MeasureResult& m = results.front();
       std::printf("%s  %s  config %lld%s\n  %s\n", std::string(task.tmpl->name()).c_str(),
                   task.workload.to_string().c_str(), static_cast<long long>(config.index()),
-                  o->index ? "" : " (fallback)", config.to_json()["entity"].dump().c_str());
+                  picked_label(o->index, o->fallback), config.to_json()["entity"].dump().c_str());
       if (m.error != MeasureError::kNoError) {
         std::printf("  error %d %s: %s\n", static_cast<int>(m.error), measure_error_name(m.error),
                     m.message.c_str());

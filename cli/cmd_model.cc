@@ -89,7 +89,8 @@ Command add_compile_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "compile",
       "compile an ONNX model into one artifact (kernels, pre-packed weights, graph) with the "
-      "store's best configs, AutoTVM's fallback configs for untuned tasks");
+      "store's best configs; untuned tasks get configs predicted from the store's records of "
+      "other workloads, else kiln's default configs for the target");
   cmd->add_option("model", o->model, "the .onnx file")->required();
   cmd->add_option("-o,--output", o->output, "the artifact to write, e.g. model.kiln")->required();
   cmd->add_option("--db", o->db, "record store whose best configs to use (default: none)");
@@ -120,12 +121,15 @@ Command add_compile_command(CLI::App& app) {
     ok_or_exit(write_model_file(model, o->output));
     int tasks = static_cast<int>(report.tasks.size());
     std::printf(
-        "%s: %d kernels (%d nodes fused), %d tasks: %d tuned, %d untuned; built in %.1f s\n",
+        "%s: %d kernels (%d nodes fused), %d tasks: %d tuned, %d predicted, %d default; built "
+        "in %.1f s\n",
         o->model.c_str(), report.kernels, report.fused_nodes, tasks, tasks - report.untuned_tasks,
-        report.untuned_tasks, report.build_seconds);
+        report.predicted_tasks, report.untuned_tasks - report.predicted_tasks,
+        report.build_seconds);
     int other_target = 0, other_threads = 0;
     for (const compiler::CompiledTask& t : report.tasks) {
-      std::printf("  %-7s %-26s x%-2d %s %s%s\n", t.tuned ? "tuned" : "untuned",
+      std::printf("  %-9s %-26s x%-2d %s %s%s\n",
+                  std::string(compiler::config_source_name(t.source)).c_str(),
                   t.template_name.c_str(), t.count, t.workload.c_str(), t.config.c_str(),
                   t.tuned ? origin_note(t.origin).c_str() : "");
       other_target += t.tuned && t.origin.other_target;
@@ -143,9 +147,12 @@ Command add_compile_command(CLI::App& app) {
           other_threads, o->threads, o->threads, o->threads);
     }
     if (report.untuned_tasks > 0) {
-      std::printf("note: %d of %d tasks untuned: AutoTVM's fallback configs used%s\n",
-                  report.untuned_tasks, tasks,
-                  o->db.empty() ? " (no --db given)" : " (no record in the store for them)");
+      std::printf(
+          "note: %d of %d tasks untuned: %d predicted from the store's records of other "
+          "workloads, %d kiln's default configs for the target%s\n",
+          report.untuned_tasks, tasks, report.predicted_tasks,
+          report.untuned_tasks - report.predicted_tasks,
+          o->db.empty() ? " (no --db given)" : " (no record in the store for them)");
     }
     std::printf("%d layout transforms remain (NCHW <-> NCHW[x]c)\n", report.layout_transforms);
     if (report.planned) {

@@ -72,9 +72,19 @@ ResolvedTasks resolve_tasks(const TaskOptions& o) {
   return out;
 }
 
+const char* picked_label(std::optional<int64_t> index, bool fallback) {
+  if (index) return "";
+  return fallback ? "  (fallback)" : "  (default)";
+}
+
 ConfigEntity pick_config(const Task& task, const ConfigSpace& space, std::optional<int64_t> index,
-                         const Target& target) {
-  if (!index) return task.tmpl->fallback(task.workload, space, describe(target).template_info());
+                         const Target& target, bool fallback) {
+  if (!index && fallback) {
+    return task.tmpl->fallback(task.workload, space, describe(target).template_info());
+  }
+  if (!index) {
+    return task.tmpl->default_config(task.workload, space, describe(target).template_info());
+  }
   Result<ConfigEntity> c = space.checked_get(*index);
   if (!c.ok()) throw CommandError{std::string(task.tmpl->name()) + ": " + c.status().message()};
   if (!space.is_index_valid(*index)) {

@@ -48,9 +48,12 @@ struct ResolvedTasks {
 };
 ResolvedTasks resolve_tasks(const TaskOptions& o);
 
-// The config `index` of the task's space, or its fallback config; CommandError if out of range.
+// The config `index` of the task's space, else kiln's default config for the target (AutoTVM's
+// fallback config with `fallback`); CommandError if out of range.
 ConfigEntity pick_config(const Task& task, const ConfigSpace& space, std::optional<int64_t> index,
-                         const Target& target);
+                         const Target& target, bool fallback = false);
+// How pick_config chose: "" for an index, else "  (default)" or "  (fallback)".
+const char* picked_label(std::optional<int64_t> index, bool fallback);
 
 // --input-shape NAME=DIMS, repeated, as ONNX import options; CommandError for a malformed one or
 // a name given twice.

@@ -20,6 +20,8 @@
 #include "compiler/lowering_util.h"
 #include "compiler/model_planner.h"
 #include "compiler/op_lowering.h"
+#include "compiler/untuned_config.h"
+#include "exchange/target_description.h"
 #include "frontend/supported_ops.h"
 #include "frontend/workload_mapping.h"
 #include "ir/passes/fuse_epilogue.h"
@@ -106,18 +108,20 @@ class EpilogueInputs {
 
 // The emitter: the graph's kernels and values (KernelGraph), each tunable node's kernel the
 // plan's choice for it (the convs; compiler/model_planner.h), else the store's best record or the
-// fallback config. A structure pass (`plan` null) emits with fallback configs only, reading no
-// store, to find the ConvStructure the planner needs.
+// untuned config (compiler/untuned_config.h). A structure pass (`plan` null) emits with default
+// configs only, reading no store, to find the ConvStructure the planner needs.
 class ModelEmitter {
  public:
-  ModelEmitter(Graph graph, Target target, const CompileOptions& options, const ConvPlan* plan)
+  // `untuned` (null: default configs) gives the configs of tasks without records.
+  ModelEmitter(Graph graph, Target target, const CompileOptions& options, const ConvPlan* plan,
+               UntunedConfigs* untuned = nullptr)
       : graph_(std::move(graph)),
         target_(std::move(target)),
         options_(options),
+        target_info_(describe(target_).template_info()),
         planning_(plan == nullptr),
-        plan_(plan) {
-    target_info_.simd_lanes = target_.simd_lanes();
-  }
+        plan_(plan),
+        untuned_(untuned) {}
 
   Status emit_graph();
   // What the structure pass found. REQUIRES: emit_graph succeeded.
@@ -180,8 +184,9 @@ class ModelEmitter {
   int fused_nodes_ = 0;
   int layout_transforms_ = 0;
 
-  bool planning_ = false;  // emitting to find the structure: conv configs are the fallbacks
+  bool planning_ = false;           // emitting to find the structure: configs are the defaults
   const ConvPlan* plan_ = nullptr;  // conv node -> its planned config (null when planning_)
+  UntunedConfigs* untuned_ = nullptr;
   ConvStructure structure_;
 };
 
@@ -324,9 +329,11 @@ Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
     auto it = plan_->find(index);
     if (it != plan_->end()) planned = &it->second;
   }
+  ConfigSource source = ConfigSource::kDefault;
   if (planned) {
     best = *planned;
     tuned = best.tuned;
+    source = tuned ? ConfigSource::kTuned : best.source;
   }
   for (const ops::Template* tmpl : templates) {
     // An extra template (Winograd) applies to some workloads only, and competes only with a
@@ -346,21 +353,32 @@ Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
       best_cost = record->mean_cost();
     }
   }
-  if (best.tmpl && !planned) tuned = true;
+  if (best.tmpl && !planned) {
+    tuned = true;
+    source = ConfigSource::kTuned;
+  }
   if (!best.tmpl) {
     // TVM's strategy picks the implementation with the highest priority when nothing is tuned.
     const ops::Template* tmpl = fallback_template(templates);
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
-    ConfigSpace space = tmpl->space(w);
-    best = {tmpl, w, tmpl->fallback(w, space, target_info_), false, {}};
+    if (untuned_ && !planning_) {
+      KILN_ASSIGN_OR_RETURN(UntunedConfig chosen, untuned_->choose(*tmpl, w));
+      best = {tmpl, w, std::move(chosen.config)};
+      source = chosen.source;
+    } else {
+      // The structure pass needs no prediction: only the blocks' structure, not the configs.
+      best = {tmpl, w, tmpl->default_config(w, tmpl->space(w), target_info_)};
+    }
   }
   auto key = std::make_pair(std::string(best.tmpl->name()), best.workload.to_string());
   CompiledTask& task = tasks_[key];
   task.template_name = key.first;
   task.workload = key.second;
   task.count += 1;
-  task.tuned = tuned;
+  // A task some of whose nodes are tuned (the layout plan may mix them) lists as tuned.
+  task.tuned = task.tuned || tuned;
   if (tuned) task.origin = best.origin;
+  if (task.count == 1 || source < task.source) task.source = source;
   // The layout plan may give nodes of one workload different configs: each is listed.
   std::string text = config_text(best.config);
   if (task.config.empty()) {
@@ -735,9 +753,11 @@ Result<ModelArtifact> ModelEmitter::assemble(CompileReport* report) {
   if (report) {
     report->tasks.clear();
     report->untuned_tasks = 0;
+    report->predicted_tasks = 0;
     for (auto& [key, task] : tasks_) {
       report->tasks.push_back(task);
       if (!task.tuned) ++report->untuned_tasks;
+      if (task.source == ConfigSource::kPredicted) ++report->predicted_tasks;
     }
     Status runnable = builder::runs_on_host(target_);
     report->not_run_here = runnable.ok() ? "" : runnable.message();
@@ -758,15 +778,15 @@ Result<ModelArtifact> compile_model(const frontend::Graph& graph, const CompileO
   // The convs' configs are chosen together (the planner) before the model is emitted with them
   // (the emitter); without a store every node takes its fallback config.
   ConvPlan plan;
+  const ops::TargetInfo info = describe(target).template_info();
+  UntunedConfigs untuned(options.store, target.to_string(), info);
   if (options.store) {
     ModelEmitter structure(graph, target, options, /*plan=*/nullptr);
     KILN_RETURN_IF_ERROR(structure.emit_graph());
-    ops::TargetInfo info;
-    info.simd_lanes = target.simd_lanes();
     KILN_ASSIGN_OR_RETURN(plan, plan_convs(structure.structure(), options.store, target, info,
-                                           options.records, report));
+                                           options.records, report, &untuned));
   }
-  ModelEmitter emitter(graph, std::move(target), options, &plan);
+  ModelEmitter emitter(graph, std::move(target), options, &plan, &untuned);
   KILN_RETURN_IF_ERROR(emitter.emit_graph());
   return emitter.assemble(report);
 }

@@ -5,9 +5,11 @@
 //      elementwise chain that follows them fused into their write-back; other elementwise chains
 //      one kernel each; view ops aliased; every other node its own kernel (compiler/op_lowering.h)
 //   -> tunable kernels from ops/ templates with the store's best config for the workload and
-//      target, else AutoTVM's fallback config (counted and reported, never silent); the convs'
-//      configs are chosen together, among each workload's best record per pair of activation
-//      blocks and the fallback, to minimise kernel + layout transform time (layout_plan.h)
+//      target, else a config predicted from the records of other workloads, else the
+//      template's default config for the target (compiler/untuned_config.h; counted and
+//      reported, never silent); the convs' configs are chosen together, among each workload's
+//      best record per pair of activation blocks and the untuned config, to minimise kernel +
+//      layout transform time (layout_plan.h)
 //   -> build every kernel (LLVM, the builder's path) and link them into one shared object
 //   -> evaluate at compile time every stage that reads only constants (weight packing), so that
 //      weights ship pre-packed.
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "compiler/untuned_config.h"
 #include "frontend/graph.h"
 #include "runtime/model_artifact.h"
 #include "store/record_selection.h"
@@ -38,17 +41,21 @@ struct CompiledTask {
   std::string template_name;
   std::string workload;
   int count = 0;               // nodes using it
-  bool tuned = false;          // from the store, else the fallback config
+  bool tuned = false;          // from the store's records of the workload
   store::RecordOrigin origin;  // where the store's record came from (when tuned)
+  // tuned, else predicted from records of other workloads or the template's default config
+  // (compiler/untuned_config.h); "tuned" wins when the layout plan mixes them.
+  ConfigSource source = ConfigSource::kDefault;
   std::string config;  // the config's entities, as `kiln best` prints them ("a | b" when the
                        // layout plan gave its nodes different configs)
 };
 
 struct CompileReport {
   std::vector<CompiledTask> tasks;
-  int untuned_tasks = 0;
-  int kernels = 0;      // steps in the compiled model
-  int fused_nodes = 0;  // elementwise / BatchNormalization nodes fused away
+  int untuned_tasks = 0;    // predicted + default
+  int predicted_tasks = 0;  // of which predicted
+  int kernels = 0;          // steps in the compiled model
+  int fused_nodes = 0;      // elementwise / BatchNormalization nodes fused away
   // Layout changes left in the model: NCHW{b}c -> NCHW kernels for readers that are not convs,
   // and convs whose data arrives in another layout than their tile_ic blocks (their data
   // packing stage converts; with matching blocks it only pads).

@@ -20,24 +20,11 @@ const ops::Template* fallback_template(const std::vector<const ops::Template*>& 
 Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload,
                                                    store::Store* store, const Target& target,
                                                    const ops::TargetInfo& info,
-                                                   const store::RecordChoice& choice) {
+                                                   const store::RecordChoice& choice,
+                                                   UntunedConfigs* untuned) {
   std::vector<const ops::Template*> templates = ops::templates_for_op(workload.op);
   const ops::Template* fallback_tmpl = fallback_template(templates);
   if (!fallback_tmpl) return InternalError("no template for operator " + workload.op);
-
-  KILN_ASSIGN_OR_RETURN(ops::Workload fallback_w, fallback_tmpl->normalize(workload));
-  ConvCandidate fallback;
-  fallback.tmpl = fallback_tmpl;
-  fallback.workload = fallback_w;
-  fallback.config = fallback_tmpl->fallback(fallback_w, fallback_tmpl->space(fallback_w), info);
-  fallback.fallback = true;
-  std::optional<ops::ActivationBlocks> fallback_blocks =
-      fallback_tmpl->activation_blocks(fallback_w, fallback.config);
-  if (!fallback_blocks) {
-    return InternalError(std::string(fallback_tmpl->name()) +
-                         ": its fallback config implies no activation blocks");
-  }
-  fallback.blocks = *fallback_blocks;
 
   std::vector<ConvCandidate> best_per_blocks;  // records only, in the order first seen
   for (const ops::Template* tmpl : templates) {
@@ -71,7 +58,30 @@ Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload
   // The fallback's time is unknown unless it was measured, and then it is one of the records:
   // it is a candidate only where nothing is recorded (a guess must not outvote measurements).
   std::vector<ConvCandidate> out;
-  if (best_per_blocks.empty()) out.push_back(std::move(fallback));
+  if (best_per_blocks.empty()) {
+    KILN_ASSIGN_OR_RETURN(ops::Workload fallback_w, fallback_tmpl->normalize(workload));
+    ConvCandidate fallback;
+    fallback.tmpl = fallback_tmpl;
+    fallback.workload = fallback_w;
+    if (untuned) {
+      KILN_ASSIGN_OR_RETURN(UntunedConfig chosen, untuned->choose(*fallback_tmpl, fallback_w));
+      fallback.config = std::move(chosen.config);
+      fallback.source = chosen.source;
+    } else {
+      fallback.config =
+          fallback_tmpl->default_config(fallback_w, fallback_tmpl->space(fallback_w), info);
+      fallback.source = ConfigSource::kDefault;
+    }
+    fallback.fallback = true;
+    std::optional<ops::ActivationBlocks> fallback_blocks =
+        fallback_tmpl->activation_blocks(fallback_w, fallback.config);
+    if (!fallback_blocks) {
+      return InternalError(std::string(fallback_tmpl->name()) +
+                           ": its untuned config implies no activation blocks");
+    }
+    fallback.blocks = *fallback_blocks;
+    out.push_back(std::move(fallback));
+  }
   for (ConvCandidate& c : best_per_blocks) out.push_back(std::move(c));
   return out;
 }

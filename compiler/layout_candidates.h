@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "compiler/untuned_config.h"
 #include "ops/config_space.h"
 #include "ops/template.h"
 #include "ops/workload.h"
@@ -32,8 +33,9 @@ struct ConvCandidate {
   ops::ActivationBlocks blocks;
   double seconds = 0;
   bool measured = false;  // seconds is a record's mean cost (else an estimate, or 0 if unknown)
-  bool fallback = false;  // the operator's fallback config
+  bool fallback = false;  // no record: the operator's untuned (predicted or default) config
   store::RecordOrigin origin;  // where a measured candidate's record came from
+  ConfigSource source = ConfigSource::kTuned;
 };
 
 // The template TVM's strategy picks when nothing is tuned: the first that says it is its
@@ -42,11 +44,13 @@ struct ConvCandidate {
 const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates);
 
 // Candidates for `workload` (the records store::usable_records gives for `target` and `choice` in
-// `store`, which may be null: then the fallback alone): the records' candidates, or the fallback
-// alone. Errors: a workload no template accepts, a store read failure.
+// `store`, which may be null: then the untuned config alone): the records' candidates, or the
+// untuned config alone, from `untuned` (null: the template's default config). Errors: a workload
+// no template accepts, a store read failure.
 Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload,
                                                    store::Store* store, const Target& target,
                                                    const ops::TargetInfo& info,
-                                                   const store::RecordChoice& choice = {});
+                                                   const store::RecordChoice& choice = {},
+                                                   UntunedConfigs* untuned = nullptr);
 
 }  // namespace kiln::compiler

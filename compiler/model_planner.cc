@@ -11,14 +11,15 @@ namespace kiln::compiler {
 
 Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
                             const Target& target, const ops::TargetInfo& info,
-                            const store::RecordChoice& choice, CompileReport* report) {
+                            const store::RecordChoice& choice, CompileReport* report,
+                            UntunedConfigs* untuned) {
   std::vector<std::vector<ConvCandidate>> candidates;
   std::vector<PlanNode> nodes;
   std::map<size_t, int> plan_index;
   bool any_choice = false;
   for (const ConvStructure::Conv& conv : structure.convs) {
     KILN_ASSIGN_OR_RETURN(std::vector<ConvCandidate> cands,
-                          conv_candidates(conv.workload, store, target, info, choice));
+                          conv_candidates(conv.workload, store, target, info, choice, untuned));
     PlanNode n;
     for (const ConvCandidate& c : cands) {
       n.candidates.push_back({c.blocks.in, c.blocks.out, c.seconds});
@@ -62,7 +63,7 @@ Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
   int unmeasured = 0;
   for (size_t i = 0; i < structure.convs.size(); ++i) {
     const ConvCandidate& c = candidates[i][plan.choice[i]];
-    out[structure.convs[i].node] = {c.tmpl, c.workload, c.config, !c.fallback, c.origin};
+    out[structure.convs[i].node] = {c.tmpl, c.workload, c.config, !c.fallback, c.origin, c.source};
     if (!c.measured) ++unmeasured;
   }
   if (report && !nodes.empty()) {

@@ -29,6 +29,7 @@ struct TunableChoice {
   ConfigEntity config;
   bool tuned = false;          // a record's config (planned choices only)
   store::RecordOrigin origin;  // where that record came from
+  ConfigSource source = ConfigSource::kDefault;
 };
 
 // The conv nodes of a model and how they read each other's packed outputs. It does not depend on
@@ -49,9 +50,10 @@ using ConvPlan = std::map<size_t, TunableChoice>;
 // The plan for `structure` from the store's records for `target` (store::usable_records). Fills the
 // report's plan fields (planned, plan_*, transform_costs) when the model has convs. Transform costs
 // are measured on this machine when some conv has a choice of blocks and the target's code runs
-// here.
+// here. `untuned` gives the configs of workloads without records (null: their default configs).
 Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
                             const Target& target, const ops::TargetInfo& info,
-                            const store::RecordChoice& choice, CompileReport* report);
+                            const store::RecordChoice& choice, CompileReport* report,
+                            UntunedConfigs* untuned = nullptr);
 
 }  // namespace kiln::compiler

@@ -107,6 +107,17 @@ class BatchMatmul final : public Template {
     return std::move(config).value();
   }
 
+  // kiln's default (ops/default_config.h): the CC tile for the target's registers.
+  ConfigEntity default_config(const Workload& w, const ConfigSpace& space,
+                              const TargetInfo& target) const override {
+    Shape s = shape_of(w);
+    DefaultMatmulTile t = default_matmul_tile(s.m, s.n, s.k, target);
+    auto config = space.make_config({{"tile_y", SplitEntity{{s.m / t.rows, t.rows}}},
+                                     {"tile_x", SplitEntity{{s.n / t.lanes, t.lanes}}},
+                                     {"tile_k", SplitEntity{{s.k / t.k_inner, t.k_inner}}}});
+    return std::move(config).value();  // divisors of each axis: a failure is a bug
+  }
+
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
                                   const TargetInfo& target,
                                   const ActivationLayout& layout = {}) const override {

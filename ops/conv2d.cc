@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "ops/conv_common.h"
+#include "ops/default_config.h"
 #include "ops/registry.h"
 
 namespace kiln::ops {
@@ -124,6 +125,29 @@ class Conv2dNchwcTemplate final : public Template {
     } else {
       int64_t reg_n = largest_divisor_at_most(ow, 31);
       entities.push_back({"tile_ow", SplitEntity{{ow / reg_n, reg_n}}});
+      entities.push_back({"unroll_kw", OtherOptionEntity{false}});
+    }
+    Result<ConfigEntity> config = space.make_config(std::move(entities));
+    return std::move(config).value();  // every entity is in the space: a failure is a bug
+  }
+
+  // kiln's default (ops/default_config.h): the register tile for the target's registers.
+  // unroll_kw stays TVM's fallback value.
+  ConfigEntity default_config(const Workload& w, const ConfigSpace& space,
+                              const TargetInfo& target) const override {
+    conv::Geometry g = conv::geometry(w);
+    auto [oh, ow] = space_output_size(g);
+    std::vector<int64_t> oh_factors = {1};
+    if (is_1x1(g) && oh > 1) oh_factors.push_back(2);
+    conv::DefaultTile tile = conv::default_tile(
+        g, false, ow, split_inner_factors(*space.find_knob("tile_ow")), oh, oh_factors, target);
+    std::vector<std::pair<std::string, Entity>> entities = {
+        {"tile_ic", SplitEntity{{g.c / tile.blocks.in, tile.blocks.in}}},
+        {"tile_oc", SplitEntity{{g.k / tile.blocks.out, tile.blocks.out}}},
+        {"tile_ow", two_way_split(ow, tile.reg_n)}};
+    if (is_1x1(g)) {
+      entities.push_back({"tile_oh", OtherOptionEntity{tile.oh_factor}});
+    } else {
       entities.push_back({"unroll_kw", OtherOptionEntity{false}});
     }
     Result<ConfigEntity> config = space.make_config(std::move(entities));

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <variant>
 
+#include "ops/default_config.h"
 #include "ops/limits.h"
 
 namespace kiln::ops::conv {
@@ -188,6 +189,40 @@ std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEnti
 ActivationBlocks fallback_blocks(const Geometry& g, const TargetInfo& target) {
   int64_t oc_bn = largest_divisor_at_most(g.k, target.simd_lanes);
   return {largest_divisor_at_most(g.c, oc_bn), oc_bn};
+}
+
+DefaultTile default_tile(const Geometry& g, bool depthwise, int64_t ow,
+                         const std::vector<int64_t>& reg_factors, int64_t oh,
+                         const std::vector<int64_t>& oh_factors, const TargetInfo& target) {
+  const int64_t simd = std::max(1, target.simd_lanes);
+  // Blocks by channel count alone, so that a conv reads its producer's output block as it is
+  // (no conversion in its data packing, no unpack for a residual read): two vectors, one where
+  // a block's weights would not fit the L2 cache (the next conv's input block then differs).
+  const int64_t weights_per_channel = (depthwise ? 1 : g.c) * g.r * g.s;
+  int64_t oc_bn = channel_block(g.k, kDefaultBlockVectors, target);
+  if (weights_per_channel * oc_bn * 4 > target.l2_bytes) oc_bn = channel_block(g.k, 1, target);
+  const int64_t ic_bn = depthwise ? oc_bn : channel_block(g.c, kDefaultBlockVectors, target);
+  const int64_t vecs = vectors_of(oc_bn, target);
+  const double lane_use = static_cast<double>(oc_bn) / static_cast<double>(vecs * simd);
+  DefaultTile best{{ic_bn, oc_bn}, 1, 1};
+  BestTile chooser(target);
+  for (int64_t reg : reg_factors) {
+    for (int64_t ohf : oh_factors) {
+      RegisterTile tile;
+      tile.accumulators = ohf * reg * vecs;
+      tile.operands = vecs + 1;  // the weight vectors and one broadcast (or data) vector
+      tile.fmas = tile.accumulators;
+      tile.loads = depthwise ? tile.accumulators + vecs : vecs + ohf * reg;
+      tile.useful = lane_use * static_cast<double>(ow) /
+                    static_cast<double>(ceil_div(ow, reg) * reg) * static_cast<double>(oh) /
+                    static_cast<double>(ceil_div(oh, ohf) * ohf);
+      if (chooser.offer(tile)) {
+        best.reg_n = reg;
+        best.oh_factor = ohf;
+      }
+    }
+  }
+  return best;
 }
 
 Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob) {

@@ -112,6 +112,23 @@ std::optional<ActivationBlocks> nchwc_blocks(const Geometry& g, const ConfigEnti
 // TVM's fallback blocks: out (oc_bn) the largest divisor of g.k at most the SIMD width, in
 // (ic_bn) the largest divisor of g.c at most oc_bn.
 ActivationBlocks fallback_blocks(const Geometry& g, const TargetInfo& target);
+
+// kiln's default register tile of an NCHWc direct convolution (ops/default_config.h): channel
+// blocks of kDefaultBlockVectors whole vectors (one where a block's weights would exceed the L2
+// cache), chosen by channel count alone so that consecutive convs chain their blocks, and the
+// output columns (reg_n, among `reg_factors`, the tile_ow knob's inner factors over `ow`
+// columns) and rows (oh_factor, among `oh_factors` over `oh` rows) whose accumulators fit the
+// target's vector registers with the best modelled FMA throughput. Depthwise convolutions load
+// a data vector per output (no broadcast) and take in == out.
+inline constexpr int64_t kDefaultBlockVectors = 2;
+struct DefaultTile {
+  ActivationBlocks blocks;
+  int64_t reg_n = 1;
+  int64_t oh_factor = 1;
+};
+DefaultTile default_tile(const Geometry& g, bool depthwise, int64_t ow,
+                         const std::vector<int64_t>& reg_factors, int64_t oh,
+                         const std::vector<int64_t>& oh_factors, const TargetInfo& target);
 // The value of option `knob`.
 Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob);
 

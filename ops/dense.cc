@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "ops/default_config.h"
 #include "ops/limits.h"
 #include "ops/matmul_node.h"
 #include "ops/matmul_splits.h"
@@ -149,6 +150,35 @@ class DenseNopack final : public DenseBase {
         .value();  // a failure is a bug of this template
   }
 
+  // kiln's default (ops/default_config.h): vec one or two whole vectors of K, and the
+  // CC[ty][tx][vec] tile whose accumulators and operand rows fit the target's registers.
+  ConfigEntity default_config(const Workload& w, const ConfigSpace& space,
+                              const TargetInfo& target) const override {
+    DenseShape s = shape(w);
+    const int64_t vec = channel_block(s.k, 2, target), vecs = vectors_of(vec, target);
+    int64_t best_ty = 1, best_tx = 1;
+    BestTile chooser(target);
+    for (int64_t ty : get_factors(s.m)) {
+      for (int64_t tx : get_factors(s.n)) {
+        RegisterTile tile;
+        tile.accumulators = ty * tx * vecs;
+        tile.operands = std::min(ty, tx) * vecs + 1;  // one side's rows kept, the other loaded
+        tile.fmas = tile.accumulators;
+        tile.loads = (ty + tx) * vecs;
+        tile.useful = static_cast<double>(vec) / static_cast<double>(vecs * target.simd_lanes);
+        if (chooser.offer(tile)) {
+          best_ty = ty;
+          best_tx = tx;
+        }
+      }
+    }
+    return space
+        .make_config({{"tile_y", SplitEntity{{s.m / best_ty, best_ty}}},
+                      {"tile_x", SplitEntity{{s.n / best_tx, best_tx}}},
+                      {"tile_k", SplitEntity{{s.k / vec, vec}}}})
+        .value();  // a failure is a bug of this template
+  }
+
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
                                   const TargetInfo& target,
                                   const ActivationLayout& layout = {}) const override {
@@ -265,6 +295,21 @@ class DensePack final : public DenseBase {
                       {"tile_x", SplitEntity{{s.n / x_ii / x_oi, x_oi, x_ii}}},
                       {"tile_k", SplitEntity{{s.k, 1}}},
                       {"tile_inner", SplitEntity{{s.m / y_ii, y_ii}}}})
+        .value();  // a failure is a bug of this template
+  }
+
+  // kiln's default (ops/default_config.h): the CC tile for the target's registers
+  // (default_matmul_tile), no middle tiles, so that the parallel loop runs over every tile, and
+  // no row blocking (tile_inner 1).
+  ConfigEntity default_config(const Workload& w, const ConfigSpace& space,
+                              const TargetInfo& target) const override {
+    DenseShape s = shape(w);
+    DefaultMatmulTile t = default_matmul_tile(s.m, s.n, s.k, target);
+    return space
+        .make_config({{"tile_y", SplitEntity{{s.m / t.rows, 1, t.rows}}},
+                      {"tile_x", SplitEntity{{s.n / t.lanes, 1, t.lanes}}},
+                      {"tile_k", SplitEntity{{s.k / t.k_inner, t.k_inner}}},
+                      {"tile_inner", SplitEntity{{s.m, 1}}}})
         .value();  // a failure is a bug of this template
   }
 

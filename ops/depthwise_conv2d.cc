@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "ops/conv_common.h"
+#include "ops/default_config.h"
 #include "ops/registry.h"
 
 namespace kiln::ops {
@@ -89,6 +90,20 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
     Result<ConfigEntity> config = space.make_config({{"tile_ic", SplitEntity{{g.c / ic_bn, ic_bn}}},
                                                      {"tile_oc", SplitEntity{{g.c / oc_bn, oc_bn}}},
                                                      {"tile_ow", SplitEntity{{g.q / reg_n, reg_n}}},
+                                                     {"unroll_kw", OtherOptionEntity{false}}});
+    return std::move(config).value();  // every entity is in the space: a failure is a bug
+  }
+
+  // kiln's default (ops/default_config.h): the register tile for the target's registers.
+  ConfigEntity default_config(const Workload& w, const ConfigSpace& space,
+                              const TargetInfo& target) const override {
+    conv::Geometry g = conv::geometry(w);
+    conv::DefaultTile tile = conv::default_tile(
+        g, true, g.q, split_inner_factors(*space.find_knob("tile_ow")), 1, {1}, target);
+    const int64_t bn = tile.blocks.out;
+    Result<ConfigEntity> config = space.make_config({{"tile_ic", SplitEntity{{g.c / bn, bn}}},
+                                                     {"tile_oc", SplitEntity{{g.c / bn, bn}}},
+                                                     {"tile_ow", two_way_split(g.q, tile.reg_n)},
                                                      {"unroll_kw", OtherOptionEntity{false}}});
     return std::move(config).value();  // every entity is in the space: a failure is a bug
   }

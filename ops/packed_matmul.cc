@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ops/default_config.h"
 #include "ops/limits.h"
 #include "ops/schedule_util.h"
 
@@ -58,6 +59,29 @@ Stmt packed_matmul_tile(const PackedMatmulTile& t, const TargetInfo& target) {
 
   Stmt nest = row_blocks.wrap(lane_blocks.wrap(ir::Seq({init, update, write})));
   return ir::Allocate(cc, limit_unrolling(nest, kMaxUnrolledVectorOps, kReshapedUnrollOps, target));
+}
+
+DefaultMatmulTile default_matmul_tile(int64_t m, int64_t n, int64_t k, const TargetInfo& target) {
+  const int64_t simd = std::max(1, target.simd_lanes);
+  DefaultMatmulTile best{1, largest_divisor_at_most(n, simd), largest_divisor_at_most(k, 4)};
+  BestTile chooser(target);
+  for (int64_t lanes : get_factors(n)) {
+    const int64_t vecs = vectors_of(lanes, target);
+    if (vecs >= target.vector_registers) break;
+    for (int64_t rows : get_factors(m)) {
+      RegisterTile tile;
+      tile.accumulators = rows * vecs;
+      tile.operands = vecs + 1;  // a row of B's vectors and one broadcast of A
+      tile.fmas = tile.accumulators;
+      tile.loads = vecs + rows;
+      tile.useful = static_cast<double>(lanes) / static_cast<double>(vecs * simd);
+      if (chooser.offer(tile)) {
+        best.rows = rows;
+        best.lanes = lanes;
+      }
+    }
+  }
+  return best;
 }
 
 }  // namespace kiln::ops

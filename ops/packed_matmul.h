@@ -39,4 +39,12 @@ struct PackedMatmulTile {
 // The tile's statement: allocates CC and computes the whole output tile.
 ir::Stmt packed_matmul_tile(const PackedMatmulTile& tile, const TargetInfo& target);
 
+// kiln's default tile for an m x n output (ops/default_config.h): rows among the divisors of m
+// and lanes among the divisors of n whose CC[rows][lanes] and operands fit the target's vector
+// registers with the best modelled FMA throughput; k_inner unrolls up to 4 steps of k.
+struct DefaultMatmulTile {
+  int64_t rows = 1, lanes = 1, k_inner = 1;
+};
+DefaultMatmulTile default_matmul_tile(int64_t m, int64_t n, int64_t k, const TargetInfo& target);
+
 }  // namespace kiln::ops

@@ -21,9 +21,17 @@
 
 namespace kiln::ops {
 
-// What a template needs to know about the machine it generates code for.
+// What a template needs to know about the machine it generates code for, filled in from the
+// target description (exchange/target_description.h: TargetDescription::template_info). A
+// default-constructed TargetInfo is only a tests' shorthand; kiln's code always describes its
+// target.
 struct TargetInfo {
-  int simd_lanes = 16;  // float32 lanes of the widest vector: 16 with AVX-512, 8 with AVX2
+  int simd_lanes = 16;        // float32 lanes of the widest vector: 16 with AVX-512, 8 with AVX2
+  int vector_registers = 32;  // architectural registers of that width: 32 zmm, 16 ymm, 32 NEON
+  int fma_units = 2;          // vector FMAs issued per cycle at that width
+  int fma_latency = 4;        // cycles before an FMA's result feeds the next one
+  int64_t l1d_bytes = 32 * 1024;
+  int64_t l2_bytes = 1024 * 1024;
 };
 
 // Where the compiler chains convolutions without going through NCHW (TVM's NCHW[x]c between
@@ -84,9 +92,17 @@ class Template {
 
   virtual ConfigSpace space(const Workload& w) const = 0;
 
-  // AutoTVM's fallback config for this template (used when nothing has been tuned).
+  // AutoTVM's fallback config for this template, as TVM computes it (kept for TVM parity).
   virtual ConfigEntity fallback(const Workload& w, const ConfigSpace& space,
                                 const TargetInfo& target) const = 0;
+
+  // kiln's config for a task nothing is recorded for: chosen within `space` for the target's
+  // vector registers, width and caches without measuring (ops/default_config.h), so that its
+  // register tile fits the register file. Templates without their own choice use fallback().
+  virtual ConfigEntity default_config(const Workload& w, const ConfigSpace& space,
+                                      const TargetInfo& target) const {
+    return fallback(w, space, target);
+  }
 
   // The config's program. Every config of space() is realized (TVM builds them all): a nest or
   // tile beyond ops/limits.h is reshaped to fit, never refused. A config the template cannot

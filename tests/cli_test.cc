@@ -83,13 +83,18 @@ TEST(Cli, BadInputIsOneLineAndExitCodeTwo) {
   }
 }
 
-TEST(Cli, MeasureChecksAndTimesTheFallbackConfig) {
+TEST(Cli, MeasureChecksAndTimesTheDefaultConfig) {
   CommandResult r = kiln("measure --workload dense:M=32,N=48,K=64 --threads 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("dense_nopack.x86"), std::string::npos);
   EXPECT_NE(r.output.find("dense_pack.x86"), std::string::npos);
   EXPECT_NE(r.output.find("GFLOPS"), std::string::npos);
-  EXPECT_NE(r.output.find("(fallback)"), std::string::npos);
+  EXPECT_NE(r.output.find("(default)"), std::string::npos) << r.output;
+
+  // AutoTVM's fallback stays available.
+  r = kiln("measure --workload dense:M=32,N=48,K=64 --threads 1 --fallback --number 2 --repeat 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(fallback)"), std::string::npos) << r.output;
 
   r = kiln(
       "measure --workload conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,stride=1,pad=1 --config 3 "

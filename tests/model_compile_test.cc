@@ -14,6 +14,7 @@
 
 #include "builder/target.h"
 #include "compiler/compile_model.h"
+#include "exchange/target_description.h"
 #include "frontend/onnx_import.h"
 #include "frontend/task_extraction.h"
 #include "ops/registry.h"
@@ -135,8 +136,7 @@ TEST(CompiledModel, TunedRecordsAreUsedAndStayCorrect) {
   ASSERT_TRUE(graph.ok()) << graph.status().message();
   frontend::TaskExtraction extraction = frontend::extract_tasks(*graph);
   Target host = builder::host_target();
-  ops::TargetInfo info;
-  info.simd_lanes = host.simd_lanes();
+  ops::TargetInfo info = describe(host).template_info();
   std::vector<store::Record> records;
   std::mt19937_64 rng(7);
   int conv_tasks = 0;
@@ -146,10 +146,10 @@ TEST(CompiledModel, TunedRecordsAreUsedAndStayCorrect) {
     if (!wanted) continue;
     ops::Workload w = *t.tmpl->normalize(t.workload);
     ConfigSpace space = t.tmpl->space(w);
-    ConfigEntity fallback = t.tmpl->fallback(w, space, info);
-    // A random config other than the fallback, so the compile visibly takes it.
-    int64_t index = fallback.index();
-    while (index == fallback.index()) index = space.nth_valid_index(rng() % space.size());
+    ConfigEntity untuned = t.tmpl->default_config(w, space, info);
+    // A random config other than the default, so the compile visibly takes it.
+    int64_t index = untuned.index();
+    while (index == untuned.index()) index = space.nth_valid_index(rng() % space.size());
     records.push_back(test_record(host, t, w, space, index, 1e-3));
   }
   ASSERT_EQ(records.size(), 4u);
@@ -431,9 +431,8 @@ TEST(CompileCli, CompileRunAndTheUntunedNote) {
   testing::CommandResult r =
       testing::run_kiln("compile " + (kModels / "mlp" / "mlp.onnx").string() + " -o " + artifact);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("3 of 3 tasks untuned: AutoTVM's fallback configs used"),
-            std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("3 of 3 tasks untuned: 0 predicted"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  default   dense_pack.x86"), std::string::npos) << r.output;
   std::string out = (dir / "out.bin").string();
   r = testing::run_kiln("run " + artifact + " --input " + (kModels / "mlp" / "input.bin").string() +
                         " --output " + out);

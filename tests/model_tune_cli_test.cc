@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "builder/target.h"
+#include "exchange/target_description.h"
 #include "ops/registry.h"
 #include "store/open_store.h"
 #include "tests/run_kiln.h"
@@ -131,10 +132,11 @@ TEST_F(ModelTuneCli, KilledTwiceThenResumedEndsWithItsBudgetAndCompiles) {
   EXPECT_LE(err / scale, 1e-4);
 }
 
-// Every task's warm-up round measures its fallback config first, so that the store's best is
-// never a worse choice than compiling without it. (A run killed with SIGKILL may leave that
-// config leased by the dead run until the lease expires; this run is not killed.)
-TEST_F(ModelTuneCli, EveryTaskMeasuresItsFallbackConfigFirst) {
+// Every task's warm-up round measures its default config first (what `kiln compile` uses without
+// a record), so that the store's best is never a worse choice than compiling without it. (A run
+// killed with SIGKILL may leave that config leased by the dead run until the lease expires; this
+// run is not killed.)
+TEST_F(ModelTuneCli, EveryTaskMeasuresItsDefaultConfigFirst) {
   if (!fs::exists(kMlp)) GTEST_SKIP() << "no " << kMlp;
   std::string db = path("fallback.db");
   testing::CommandResult r = testing::run_kiln(tune_args(db, "--trials 12"));
@@ -154,8 +156,9 @@ TEST_F(ModelTuneCli, EveryTaskMeasuresItsFallbackConfigFirst) {
     ASSERT_NE(tmpl, nullptr);
     ops::Workload w = *tmpl->normalize(*ops::Workload::parse(workload_text));
     ConfigSpace space = tmpl->space(w);
-    int64_t fallback = tmpl->fallback(w, space, {builder::host_target().simd_lanes()}).index();
-    EXPECT_TRUE(seen.count({name, workload_text, fallback})) << name << " " << workload_text;
+    int64_t chosen =
+        tmpl->default_config(w, space, describe(builder::host_target()).template_info()).index();
+    EXPECT_TRUE(seen.count({name, workload_text, chosen})) << name << " " << workload_text;
   }
 }
 

@@ -70,7 +70,8 @@ Result<TuneJobResult> TuneJob::run(builder::Builder& builder, runner::Runner& ru
     loop.run_id = run_id;
     if (options_.measure_fallback_first) {
       loop.first_config =
-          task.tmpl->fallback(task.workload, space, describe(target_).template_info()).index();
+          task.tmpl->default_config(task.workload, space, describe(target_).template_info())
+              .index();
     }
     KILN_ASSIGN_OR_RETURN(outcome.progress,
                           tune_task(*task.tmpl, task.workload, target_, space, *search, builder,

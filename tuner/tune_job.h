@@ -40,7 +40,8 @@ struct TuneJobOptions {
   // must then transfer: a job whose base model could not be trained fails).
   const std::vector<store::Record>* transfer_records = nullptr;
   TuneOptions loop;  // n_trial, early_stopping, source, pipelining; stop is the job's
-  // Put each task's fallback config in its first batch (TuneOptions::first_config).
+  // Put each task's default config (Template::default_config, what `kiln compile` runs an
+  // untuned task with) in its first batch (TuneOptions::first_config).
   bool measure_fallback_first = false;
 };
 

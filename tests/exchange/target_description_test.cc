@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "exchange/host_target.h"
 #include "tests/fixed_target.h"
+#include "tests/temp_dir.h"
 
 namespace kiln {
 namespace {
@@ -66,6 +71,74 @@ TEST(TargetDescription, CpuNamesImplyTheirIsa) {
   EXPECT_EQ(isa_of_cpu("cortex-a72"), "");
   EXPECT_TRUE(fixed_target("x86_64-pc-linux-gnu", "skylake").has_feature("fma"));
   EXPECT_FALSE(fixed_target("x86_64-pc-linux-gnu", "skylake").has_feature("avx512f"));
+}
+
+// What templates and default configs read of each target: register count and width, FMA
+// throughput and caches, from the CPU's row when the CPU is not the host's.
+TEST(TargetDescription, RegistersWidthsAndCachesOfEachCpu) {
+  struct Expected {
+    const char* triple;
+    const char* cpu;
+    int registers, lanes, fma_units;
+    int64_t l1d_kib, l2_kib;
+  };
+  const Expected cases[] = {
+      {"x86_64-pc-linux-gnu", "znver3", 16, 8, 2, 32, 512},
+      {"x86_64-pc-linux-gnu", "znver5", 32, 16, 2, 48, 1024},
+      {"x86_64-pc-linux-gnu", "skylake-avx512", 32, 16, 2, 32, 1024},
+      {"x86_64-pc-linux-gnu", "x86-64-v3", 16, 8, 2, 32, 512},
+      {"aarch64-linux-gnu", "generic", 32, 4, 2, 32, 512},
+      {"aarch64-linux-gnu", "neoverse-n1", 32, 4, 2, 64, 1024},
+  };
+  const Target host = host_target_without_llvm();
+  for (const Expected& e : cases) {
+    SCOPED_TRACE(e.cpu);
+    ops::TargetInfo info = describe(fixed_target(e.triple, e.cpu)).template_info();
+    EXPECT_EQ(info.vector_registers, e.registers);
+    EXPECT_EQ(info.simd_lanes, e.lanes);
+    EXPECT_EQ(info.fma_units, e.fma_units);
+    if (host.cpu == e.cpu) continue;  // the host's caches are its own (below)
+    EXPECT_EQ(info.l1d_bytes, e.l1d_kib * 1024);
+    EXPECT_EQ(info.l2_bytes, e.l2_kib * 1024);
+  }
+  // Zen 4 issues one zmm FMA per cycle (two 256-bit halves), Zen 5 two.
+  EXPECT_EQ(describe(fixed_target("x86_64-pc-linux-gnu", "znver4")).fma_units, 1);
+}
+
+TEST(TargetDescription, SysfsCachesAreParsed) {
+  testing::TempDir tmp;
+  const std::filesystem::path dir(tmp.path());
+  auto write = [&](const std::string& index, const char* level, const char* type,
+                   const char* size) {
+    std::filesystem::create_directories(dir / index);
+    std::ofstream(dir / index / "level") << level << "\n";
+    std::ofstream(dir / index / "type") << type << "\n";
+    std::ofstream(dir / index / "size") << size << "\n";
+    std::ofstream(dir / index / "coherency_line_size") << "64\n";
+  };
+  write("index0", "1", "Data", "48K");
+  write("index1", "1", "Instruction", "32K");
+  write("index2", "2", "Unified", "2048K");
+  write("index3", "3", "Unified", "32768K");
+  CacheSizes nominal{64, 1, 2};
+  CacheSizes got = read_sysfs_caches(dir.string(), nominal);
+  EXPECT_EQ(got.l1d_bytes, 48 * 1024);
+  EXPECT_EQ(got.l2_bytes, 2048 * 1024);
+  EXPECT_EQ(got.line_bytes, 64);
+  // Unreadable or missing: the nominal sizes stay.
+  CacheSizes none = read_sysfs_caches((dir / "missing").string(), nominal);
+  EXPECT_EQ(none.l1d_bytes, 1);
+  EXPECT_EQ(none.l2_bytes, 2);
+}
+
+TEST(TargetDescription, TheHostsCachesComeFromSysfs) {
+  const std::string sysfs = "/sys/devices/system/cpu/cpu0/cache";
+  if (!std::filesystem::exists(sysfs)) GTEST_SKIP() << "no " << sysfs;
+  const Target host = host_target_without_llvm();
+  CacheSizes expected = read_sysfs_caches(sysfs, {});
+  TargetDescription d = describe(host);
+  EXPECT_EQ(d.caches.l1d_bytes, expected.l1d_bytes);
+  EXPECT_EQ(d.caches.l2_bytes, expected.l2_bytes);
 }
 
 }  // namespace

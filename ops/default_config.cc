@@ -1,0 +1,66 @@
+#include "ops/default_config.h"
+
+#include <algorithm>
+#include <set>
+#include <variant>
+
+#include "ops/schedule_util.h"
+
+namespace kiln::ops {
+
+namespace {
+
+// Vector loads (or load-broadcasts) a core issues per cycle: two on every CPU kiln describes
+// (Zen 1-5, Intel Haswell to Granite Rapids, Neoverse and Cortex-A cores).
+constexpr double kLoadsPerCycle = 2.0;
+
+}  // namespace
+
+double tile_efficiency(const RegisterTile& tile, const TargetInfo& target) {
+  if (tile.accumulators <= 0 || tile.fmas <= 0) return 0.0;
+  if (tile.accumulators + tile.operands > target.vector_registers) return 0.0;
+  const double units = std::max(1, target.fma_units);
+  const double cycles =
+      std::max({tile.fmas / units, tile.loads / kLoadsPerCycle,
+                static_cast<double>(std::max(1, target.fma_latency)) *
+                    static_cast<double>(tile.fmas) / static_cast<double>(tile.accumulators)});
+  return tile.useful * tile.fmas / (cycles * units);
+}
+
+bool BestTile::offer(const RegisterTile& tile) {
+  const double eff = tile_efficiency(tile, target_);
+  if (eff > efficiency_ + 1e-9 || (eff > efficiency_ - 1e-9 && tile.fmas > fmas_)) {
+    efficiency_ = eff;
+    fmas_ = tile.fmas;
+    return true;
+  }
+  return false;
+}
+
+int64_t vectors_of(int64_t lanes, const TargetInfo& target) {
+  const int64_t simd = std::max(1, target.simd_lanes);
+  return (lanes + simd - 1) / simd;
+}
+
+int64_t channel_block(int64_t channels, int64_t max_vectors, const TargetInfo& target) {
+  const int64_t simd = std::max(1, target.simd_lanes);
+  for (int64_t v = max_vectors; v >= 1; --v) {
+    if (channels % (v * simd) == 0) return v * simd;
+  }
+  return largest_divisor_at_most(channels, simd);
+}
+
+std::vector<int64_t> split_inner_factors(const Knob& knob) {
+  std::set<int64_t> factors;
+  for (const Entity& e : knob.entities) {
+    const auto* split = std::get_if<SplitEntity>(&e);
+    if (split && !split->size.empty()) factors.insert(split->size.back());
+  }
+  return {factors.begin(), factors.end()};
+}
+
+SplitEntity two_way_split(int64_t length, int64_t inner) {
+  return SplitEntity{{(length + inner - 1) / inner, inner}};
+}
+
+}  // namespace kiln::ops

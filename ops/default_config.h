@@ -1,0 +1,62 @@
+// kiln's default configs: what an untuned task runs with, chosen for the target without
+// measuring (Template::default_config). AutoTVM's fallbacks were written for 32 registers; these
+// rules read the target (ops::TargetInfo, from exchange/target_description.h): a register tile
+// whose accumulators and operands fit the vector registers and keep the FMA units busy, channel
+// blocks of whole vectors whose weights fit the L2 cache, and (the templates' own part) the
+// parallel loop over the largest outer extent. Every choice is an entity of the template's own
+// space, so a default config is a config of TVM's knobs with TVM's index semantics.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ops/config_space.h"
+#include "ops/template.h"
+
+namespace kiln::ops {
+
+// One step of a register tile's inner loop, as a throughput model reads it.
+struct RegisterTile {
+  int64_t accumulators = 0;  // vector registers that hold partial sums across the loop
+  int64_t operands = 0;      // vector registers for the step's loaded operands
+  int64_t fmas = 0;          // vector FMAs per step (each accumulator chain gets fmas/accumulators)
+  int64_t loads = 0;         // vector loads and broadcasts per step
+  double useful = 1.0;       // share of the computed lanes and columns that are real outputs
+};
+
+// The tile's modelled share of the target's FMA peak, in (0, 1]: steps take the longest of the
+// FMA issue time, the load issue time (two loads per cycle) and one FMA latency (an accumulator
+// waits for its previous FMA), times `useful`. 0 for a tile whose accumulators and operands do
+// not fit the vector registers: it would spill.
+double tile_efficiency(const RegisterTile& tile, const TargetInfo& target);
+
+// Keeps the best of the tiles offered to it: the highest tile_efficiency, ties going to more
+// FMAs per step (fewer loop iterations around the tile), the first offered among equals.
+class BestTile {
+ public:
+  explicit BestTile(const TargetInfo& target) : target_(target) {}
+  // True when `tile` beats every tile offered before: the caller then keeps its knobs.
+  bool offer(const RegisterTile& tile);
+
+ private:
+  const TargetInfo& target_;
+  double efficiency_ = -1.0;
+  int64_t fmas_ = 0;
+};
+
+// Whole vectors of the target that `lanes` float32 lanes occupy (ceil(lanes / simd_lanes)).
+int64_t vectors_of(int64_t lanes, const TargetInfo& target);
+
+// A channel block of v whole vectors for `channels`, v from max_vectors down to 1, the first
+// that divides; else the largest divisor of `channels` at most one vector.
+int64_t channel_block(int64_t channels, int64_t max_vectors, const TargetInfo& target);
+
+// The inner factors size[-1] the entities of a 2-way split knob offer, ascending, each once.
+std::vector<int64_t> split_inner_factors(const Knob& knob);
+
+// The 2-way split of `length` with inner factor `inner`: [ceil(length / inner), inner], as
+// make_config accepts it for a knob whose entities include [-1, inner].
+SplitEntity two_way_split(int64_t length, int64_t inner);
+
+}  // namespace kiln::ops

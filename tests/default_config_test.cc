@@ -1,0 +1,147 @@
+// kiln's default configs (ops/default_config.h, Template::default_config): for every template
+// and every workload of the shared models and a few others, on AVX2 (16 ymm), AVX-512 (32 zmm)
+// and NEON (32 v) targets, the register tile's accumulators and the operand vectors of one step
+// fit the target's vector registers (AutoTVM's fallbacks, written for 32, do not on 16), and a
+// default config is a config of the template's own space. The accumulators are counted from the
+// knobs as each template's compute stage keeps them (acc / CC local buffers), independently of
+// the rules that chose them.
+#include "ops/default_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "exchange/target_description.h"
+#include "frontend/onnx_import.h"
+#include "frontend/task_extraction.h"
+#include "ops/registry.h"
+#include "tests/fixed_target.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::fixed_target;
+
+const fs::path kModels = fs::path(KILN_SHARED_DIR) / "models";
+
+int64_t inner(const ConfigEntity& config, const std::string& knob) {
+  const Entity* e = config.find(knob);
+  if (!e) return 1;
+  if (const auto* split = std::get_if<SplitEntity>(e)) return split->size.back();
+  if (const auto* other = std::get_if<OtherOptionEntity>(e)) {
+    return other->val.is_number_integer() ? other->val.get<int64_t>() : 1;
+  }
+  return 1;
+}
+
+// Vector registers holding partial sums in the template's compute stage for `config`.
+int64_t accumulators(std::string_view tmpl, const ConfigEntity& c, int lanes) {
+  auto vectors = [&](int64_t n) { return (n + lanes - 1) / lanes; };
+  if (tmpl == "conv2d_NCHWc.x86" || tmpl == "depthwise_conv2d_NCHWc.x86") {
+    return inner(c, "tile_oh") * inner(c, "tile_ow") * vectors(inner(c, "tile_oc"));
+  }
+  if (tmpl == "conv2d_NCHWc_winograd.x86") return inner(c, "tile_t") * vectors(inner(c, "tile_oc"));
+  if (tmpl == "dense_nopack.x86") {
+    return inner(c, "tile_y") * inner(c, "tile_x") * vectors(inner(c, "tile_k"));
+  }
+  // dense_pack.x86, batch_matmul.x86: CC[tile_y[-1]][tile_x[-1]].
+  return inner(c, "tile_y") * vectors(inner(c, "tile_x"));
+}
+
+struct Case {
+  const ops::Template* tmpl;
+  ops::Workload workload;
+};
+
+// Every template's workloads: the shared models' tasks and a few shapes of each operator.
+std::vector<Case> cases() {
+  std::vector<ops::Workload> workloads;
+  for (const char* model : {"resnet18", "mobilenet_v2", "mlp"}) {
+    fs::path path = kModels / model / (std::string(model) + ".onnx");
+    if (!fs::exists(path)) continue;
+    Result<frontend::Graph> graph = frontend::import_onnx(path.string());
+    if (!graph.ok()) continue;
+    for (const frontend::ModelTask& t : frontend::extract_tasks(*graph).tasks) {
+      workloads.push_back(t.workload);
+    }
+  }
+  for (const char* text :
+       {"conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1",
+        "conv2d:N=1,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3",
+        "conv2d:N=1,C=512,H=7,W=7,K=1000,R=1,S=1", "conv2d:N=1,C=24,H=56,W=56,K=144,R=1,S=1",
+        "depthwise_conv2d:N=1,C=144,H=56,W=56,R=3,S=3,pad=1", "dense:M=1,N=1000,K=512",
+        "dense:M=128,N=768,K=768", "dense:M=7,N=13,K=5", "batch_matmul:B=12,M=128,N=64,K=128",
+        "batch_matmul:B=1,M=3,N=5,K=7"}) {
+    workloads.push_back(*ops::Workload::parse(text));
+  }
+  std::vector<Case> out;
+  for (const ops::Template* tmpl : ops::all_templates()) {
+    for (const ops::Workload& w : workloads) {
+      if (w.op != tmpl->op()) continue;
+      Result<ops::Workload> normalized = tmpl->normalize(w);
+      if (normalized.ok()) out.push_back({tmpl, *normalized});
+    }
+  }
+  return out;
+}
+
+const Target kTargets[] = {
+    fixed_target("x86_64-pc-linux-gnu", "znver3"), fixed_target("x86_64-pc-linux-gnu", "znver4"),
+    fixed_target("x86_64-pc-linux-gnu", "znver5"), fixed_target("x86_64-pc-linux-gnu", "haswell"),
+    fixed_target("aarch64-linux-gnu", "generic"),
+};
+
+TEST(DefaultConfig, AccumulatorsFitTheTargetsRegisters) {
+  std::vector<Case> all = cases();
+  ASSERT_GT(all.size(), 10u);
+  for (const Target& target : kTargets) {
+    const ops::TargetInfo info = describe(target).template_info();
+    for (const Case& c : all) {
+      SCOPED_TRACE(target.cpu + " " + std::string(c.tmpl->name()) + " " + c.workload.to_string());
+      ConfigSpace space = c.tmpl->space(c.workload);
+      ConfigEntity config = c.tmpl->default_config(c.workload, space, info);
+      // A config of the space: the index names the same entities.
+      EXPECT_EQ(space.get(config.index()).to_json(), config.to_json());
+      EXPECT_TRUE(c.tmpl->instantiate(c.workload, config, info).ok());
+      // Room for at least one operand vector and one broadcast besides the accumulators.
+      EXPECT_LE(accumulators(c.tmpl->name(), config, info.simd_lanes), info.vector_registers - 2)
+          << config.entity_string();
+    }
+  }
+}
+
+// What the defaults replace: on 16 ymm registers AutoTVM's conv fallback runs out of registers
+// (ResNet-18's 64->64 3x3 layer: 28 accumulators), so the check above can fail.
+TEST(DefaultConfig, AutotvmsFallbackOverflowsSixteenRegisters) {
+  const ops::Template* conv = ops::find_template("conv2d_NCHWc.x86");
+  ASSERT_NE(conv, nullptr);
+  ops::Workload w =
+      *conv->normalize(*ops::Workload::parse("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1"));
+  const ops::TargetInfo avx2 = describe(kTargets[0]).template_info();
+  ConfigSpace space = conv->space(w);
+  EXPECT_GT(accumulators(conv->name(), conv->fallback(w, space, avx2), avx2.simd_lanes),
+            avx2.vector_registers);
+  ConfigEntity chosen = conv->default_config(w, space, avx2);
+  EXPECT_LE(accumulators(conv->name(), chosen, avx2.simd_lanes), avx2.vector_registers - 2);
+  // Enough independent accumulators to cover the FMA latency on both units.
+  EXPECT_GE(accumulators(conv->name(), chosen, avx2.simd_lanes),
+            int64_t{avx2.fma_units} * avx2.fma_latency);
+}
+
+TEST(DefaultConfig, TileEfficiencyRefusesSpillingTiles) {
+  ops::TargetInfo avx2 = describe(kTargets[0]).template_info();
+  ops::RegisterTile fits{12, 3, 12, 6, 1.0};
+  ops::RegisterTile spills{28, 2, 28, 29, 1.0};
+  EXPECT_GT(ops::tile_efficiency(fits, avx2), 0.9);
+  EXPECT_EQ(ops::tile_efficiency(spills, avx2), 0.0);
+  // Too few accumulators wait on the FMA latency.
+  ops::RegisterTile latency_bound{2, 2, 2, 3, 1.0};
+  EXPECT_LT(ops::tile_efficiency(latency_bound, avx2), 0.5);
+}
+
+}  // namespace
+}  // namespace kiln
