@@ -78,8 +78,8 @@ Command add_runner_command(CLI::App& app, std::function<Target()> host_target) {
       ->default_str("the temp directory");
   auto exec_prefix = std::make_shared<std::string>();
   cmd->add_option("--exec-prefix", *exec_prefix,
-                  "run each measurement child under this command, e.g. 'qemu-aarch64-static -L "
-                  "/usr/aarch64-linux-gnu' for a runner itself started under that emulator");
+                  "run each measurement child under this command, e.g. 'qemu-aarch64-static' for "
+                  "a runner itself started under that emulator");
   cmd->add_flag("--emulated", o->service.emulated,
                 "this machine emulates the board: check every output, but run each config once "
                 "and time nothing worth keeping (see README, Device farm)");

@@ -33,7 +33,8 @@ struct RunnerOptions {
   // gRPC runner service) must use; the limits below then apply to that child.
   std::string worker_binary;
   // Words exec'd before "BINARY measure-worker" (an emulator: a runner started under
-  // qemu-aarch64-static cannot exec an aarch64 binary without it); the first is a path.
+  // qemu-aarch64-static cannot exec an aarch64 binary without it, when no binfmt handler is
+  // registered); the first is a path.
   std::vector<std::string> exec_prefix;
   uint64_t max_memory_bytes = 0;  // the child's RLIMIT_AS; 0: none
   // RLIMIT_CPU soft limit renewed for each config: this many CPU seconds per kernel thread
