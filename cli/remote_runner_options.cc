@@ -48,9 +48,7 @@ std::unique_ptr<runner::Runner> make_runner(const RemoteRunnerCliOptions& o,
   r.measure = local;
   r.wait_s = o.wait_s;
   r.chunk = o.chunk;
-  std::string key_file = o.signing_key_file;
-  if (key_file.empty()) key_file = o.token_file;
-  if (key_file.empty() && !o.certs_dir.empty()) key_file = farm::cert_files(o.certs_dir).token;
+  const std::string key_file = farm::signing_key_file(r.auth, o.signing_key_file);
   if (key_file.empty()) {
     throw CommandError{
         "--tracker: runners execute only signed artifacts: pass --certs DIR, --token-file F or "

@@ -26,6 +26,13 @@ Result<std::string> read_signing_key(const std::string& path) {
   return key;
 }
 
+std::string signing_key_file(const ClientAuth& auth, const std::string& key_file) {
+  if (!key_file.empty()) return key_file;
+  if (!auth.token_file.empty()) return auth.token_file;
+  if (!auth.certs_dir.empty()) return cert_files(auth.certs_dir).token;
+  return "";
+}
+
 std::string sign_digest(const std::string& key, const std::string& digest) {
   const std::string message = "kiln-artifact-v1:" + digest;
   unsigned char mac[EVP_MAX_MD_SIZE];

@@ -8,12 +8,18 @@
 #include <string>
 
 #include "common/status.h"
+#include "farm/security.h"
 
 namespace kiln::farm {
 
 // The signing key from a file (a token file: at least 32 characters, no whitespace; a trailing
 // newline is dropped). Errors name the file.
 Result<std::string> read_signing_key(const std::string& path);
+
+// The file whose key signs a client's artifacts: `key_file` when given, else the client's
+// bearer token file, else its certs directory's token (the farm's, from `kiln certs init`);
+// "" when the client has none of them.
+std::string signing_key_file(const ClientAuth& auth, const std::string& key_file);
 
 // 64 lowercase hex digits of HMAC-SHA256(key, "kiln-artifact-v1:" + digest).
 std::string sign_digest(const std::string& key, const std::string& digest);

@@ -274,6 +274,8 @@ Status validate_model(const ModelArtifact& model, const std::string& label) {
   return Status::Ok();
 }
 
+std::string model_graph_json(const ModelArtifact& model) { return HeaderJson(model).dump(); }
+
 std::string serialize_model(const ModelArtifact& model) {
   const std::string header = HeaderJson(model).dump();
   std::string out;

@@ -79,6 +79,9 @@ struct ModelArtifact {
 Status validate_model(const ModelArtifact& model, const std::string& label);
 
 std::string serialize_model(const ModelArtifact& model);
+// The header as JSON text: the graph (values, inputs, outputs, steps) and the target, without
+// the code or the constants. What a Python library's get_graph_json() returns.
+std::string model_graph_json(const ModelArtifact& model);
 // `label` (the file name) prefixes every error message.
 Result<ModelArtifact> parse_model(std::string_view bytes, const std::string& label);
 Status write_model_file(const ModelArtifact& model, const std::string& path);  // kIo on failure

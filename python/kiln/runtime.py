@@ -47,6 +47,19 @@ class Library:
         """Writes the .kiln artifact to `path` (whatever its extension)."""
         self._artifact.write(os.fspath(path))
 
+    def get_graph_json(self):
+        """The graph the library runs (JSON text): kiln's libraries carry it, so
+        graph_executor.create(lib.get_graph_json(), lib, dev) is GraphModule(lib)."""
+        return self._artifact.graph_json
+
+    def get_lib(self):
+        """TVM's factory-module accessor: the kernels are part of this library."""
+        return self
+
+    def get_params(self):
+        """Empty: kiln pre-packs the weights into the library at build time."""
+        return {}
+
     def __getitem__(self, name):
         if name != "default":
             raise KeyError("a kiln library has one graph, 'default'; got %r" % (name,))

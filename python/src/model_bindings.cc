@@ -143,6 +143,8 @@ void add_model_bindings(py::module_& m) {
 
   py::class_<Artifact, std::shared_ptr<Artifact>>(m, "Artifact")
       .def_property_readonly("target", [](const Artifact& a) { return a.model.target; })
+      .def_property_readonly("graph_json",
+                             [](const Artifact& a) { return model_graph_json(a.model); })
       .def("write",
            [](const Artifact& a, const std::string& path) {
              py::gil_scoped_release release;

@@ -16,11 +16,14 @@
 #include "builder/build_pool.h"
 #include "builder/target.h"
 #include "common/duration.h"
+#include "daemon/farm_watch.h"
+#include "farm/signing.h"
 #include "jobs/job_plan.h"
 #include "ops/registry.h"
 #include "python/src/bindings.h"
 #include "python/src/status_error.h"
 #include "runner/local_runner.h"
+#include "runner/remote_runner.h"
 #include "store/formats/log_file.h"
 #include "store/formats/tvm_log.h"
 #include "store/open_store.h"
@@ -47,6 +50,14 @@ struct MeasureCall {
   bool enable_cpu_cache_flush = false;
   int threads = 0;
   std::string db;  // the record store; "" = a temporary one, removed afterwards
+  // RPCRunner: measure on a kiln farm's runners of `key` through the tracker at `tracker`
+  // (HOST:PORT; "" = the local runner), with the farm's credentials.
+  std::string tracker;
+  std::string key;
+  int priority = 0;
+  double runner_wait = 60;
+  farm::ClientAuth auth;
+  std::string signing_key_file;
 
   runner::RunnerOptions runner_options() const {
     runner::RunnerOptions o;
@@ -61,18 +72,56 @@ struct MeasureCall {
   }
 };
 
-// The builder processes and the isolated runner a call measures with, as `kiln tune` makes them.
-struct LocalMeasurers {
-  explicit LocalMeasurers(const MeasureCall& c)
+// The builder processes and the runner a call measures with, as `kiln tune` makes them: the
+// isolated local runner, or the farm's runners for an RPCRunner.
+std::unique_ptr<runner::Runner> make_runner(const MeasureCall& c,
+                                            const runner::RunnerOptions& measure) {
+  if (c.tracker.empty()) return std::make_unique<runner::LocalRunner>(measure);
+  if (c.key.empty()) invalid("RPCRunner: key names the runners' device kind; it is empty");
+  runner::RemoteRunnerOptions r;
+  r.tracker = c.tracker;
+  r.key = c.key;
+  r.auth = c.auth;
+  r.measure = measure;
+  r.priority = c.priority;
+  r.wait_s = c.runner_wait;
+  r.client = "kiln python";
+  const std::string key_file = farm::signing_key_file(c.auth, c.signing_key_file);
+  if (key_file.empty()) {
+    invalid(
+        "RPCRunner: runners execute only signed artifacts: give certs=DIR, token_file=F or "
+        "signing_key=F");
+  }
+  r.signing_key = value(farm::read_signing_key(key_file));
+  return value(runner::RemoteRunner::create(std::move(r)));
+}
+
+// A farm whose runners are gone stops the tune (`stop`), as it stops `kiln tune`; the call then
+// raises MeasureError with the reason (farm_lost), after the measured batches are committed.
+struct Measurers {
+  Measurers(const MeasureCall& c, std::stop_source& stop)
       : runner_options(c.runner_options()),
         build_pool(builder::BuildPoolOptions{c.n_parallel, c.build_timeout}),
-        local_runner(runner_options),
+        runner(make_runner(c, runner_options)),
         measure_options(tuner::measure_options_text(runner_options, c.build_timeout)),
-        lease_s(tuner::lease_seconds(runner_options, c.build_timeout, build_pool.n_parallel())) {}
+        lease_s(tuner::lease_seconds(runner_options, c.build_timeout, build_pool.n_parallel())) {
+    if (!c.tracker.empty()) {
+      farm = std::make_unique<daemon::FarmWatch>(
+          *runner, [&stop](const std::string&) { stop.request_stop(); });
+    }
+  }
+  runner::Runner& measuring() { return farm ? *farm : *runner; }
+  void farm_lost(int64_t fresh) const {
+    if (farm && !farm->reason().empty()) {
+      throw StatusError{StatusCode::kRuntime, farm->reason() + "; " + std::to_string(fresh) +
+                                                  " trials saved before the farm was lost"};
+    }
+  }
 
   runner::RunnerOptions runner_options;
   builder::LocalBuildPool build_pool;
-  runner::LocalRunner local_runner;
+  std::unique_ptr<runner::Runner> runner;
+  std::unique_ptr<daemon::FarmWatch> farm;
   std::string measure_options;
   double lease_s;
 };
@@ -203,7 +252,7 @@ py::dict tune_one(const TuneCall& c, const py::object& on_batch) {
   {
     py::gil_scoped_release release;
     CallStore db(c.measure.db);
-    LocalMeasurers m(c.measure);
+    Measurers m(c.measure, stop);
     options.loop.measure_options = m.measure_options;
     options.loop.lease_s = m.lease_s;
     tuner::TuneJob job({{tmpl, workload}}, target, options);
@@ -237,12 +286,13 @@ py::dict tune_one(const TuneCall& c, const py::object& on_batch) {
       });
     };
     Result<tuner::TuneJobResult> r =
-        job.run(m.build_pool, m.local_runner, *db, events, stop.get_token());
+        job.run(m.build_pool, m.measuring(), *db, events, stop.get_token());
     {
       py::gil_scoped_acquire gil;
       turn.raise_if_failed();
     }
     result = value(std::move(r));
+    m.farm_lost(result.fresh);
   }
   py::dict out;
   const tuner::TuneProgress& p = result.tasks.at(0).progress;
@@ -311,7 +361,7 @@ py::dict tune_model(const ModelTuneCall& c, const py::object& on_progress) {
         value(daemon::model_tasks(c.model, import, c.ops, "ops", c.winograd));
     options.round_trials = daemon::round_trials(options.budget, tasks.size());
     CallStore db(c.measure.db);
-    LocalMeasurers m(c.measure);
+    Measurers m(c.measure, stop);
     options.job.loop.measure_options = m.measure_options;
     options.job.loop.lease_s = m.lease_s;
     tuner::ModelTuneJob job(std::move(tasks), target, options);
@@ -328,10 +378,11 @@ py::dict tune_model(const ModelTuneCall& c, const py::object& on_progress) {
       });
     };
     Result<tuner::ModelTuneResult> r =
-        job.run(m.build_pool, m.local_runner, *db, events, stop.get_token());
+        job.run(m.build_pool, m.measuring(), *db, events, stop.get_token());
     py::gil_scoped_acquire gil;
     turn.raise_if_failed();
     tuner::ModelTuneResult result = value(std::move(r));
+    m.farm_lost(result.status.fresh);
     bool complete = false;
     out["latency_s"] = job.estimated_latency(result.tasks, &complete);
     out["latency_complete"] = complete;
@@ -369,7 +420,21 @@ void add_tune_bindings(py::module_& m) {
       .def_readwrite("cooldown_interval", &MeasureCall::cooldown_interval)
       .def_readwrite("enable_cpu_cache_flush", &MeasureCall::enable_cpu_cache_flush)
       .def_readwrite("threads", &MeasureCall::threads)
-      .def_readwrite("db", &MeasureCall::db);
+      .def_readwrite("db", &MeasureCall::db)
+      .def_readwrite("tracker", &MeasureCall::tracker)
+      .def_readwrite("key", &MeasureCall::key)
+      .def_readwrite("priority", &MeasureCall::priority)
+      .def_readwrite("runner_wait", &MeasureCall::runner_wait)
+      .def_property(
+          "certs_dir", [](const MeasureCall& c) { return c.auth.certs_dir; },
+          [](MeasureCall& c, const std::string& v) { c.auth.certs_dir = v; })
+      .def_property(
+          "token_file", [](const MeasureCall& c) { return c.auth.token_file; },
+          [](MeasureCall& c, const std::string& v) { c.auth.token_file = v; })
+      .def_property(
+          "insecure", [](const MeasureCall& c) { return c.auth.insecure; },
+          [](MeasureCall& c, bool v) { c.auth.insecure = v; })
+      .def_readwrite("signing_key_file", &MeasureCall::signing_key_file);
   py::class_<TuneCall>(m, "TuneCall")
       .def(py::init<>())
       .def_readwrite("task_name", &TuneCall::task_name)

@@ -1,5 +1,7 @@
 """Shared fixtures of the Python module's tests. Each test file starts with
-pytest.importorskip("kiln"): without the module (not built) its tests are skipped, not failed."""
+pytest.importorskip("kiln"): without the module (not built) its tests are skipped, not failed;
+ctest of a build with the module sets KILN_REQUIRE_MODULE=1, and a module that does not import
+then fails them."""
 
 import os
 import subprocess
@@ -10,6 +12,10 @@ SOURCE_DIR = os.environ.get("KILN_SOURCE_DIR",
                             os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 SHARED_DIR = os.environ.get("KILN_SHARED_DIR", os.path.join(SOURCE_DIR, "..", "shared"))
 MODELS = os.path.join(SHARED_DIR, "models")
+
+if os.environ.get("KILN_REQUIRE_MODULE") == "1":
+    # ctest of a build with the module: an import error is a failure, not a skipped test.
+    import kiln  # noqa: F401
 
 
 def model_dir(name):

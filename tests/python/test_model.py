@@ -89,6 +89,24 @@ def test_tvm_spellings(tmp_path):
     assert b.mean < 1.0  # seconds, as TVM's
 
 
+def test_graph_executor_create_with_the_librarys_own_graph(mlp_lib):
+    # TVM's older spelling: graph, lib, params unpacked from the build, then create(...).
+    _, x, y = read_io("mlp")
+    graph, lib, params = mlp_lib.get_graph_json(), mlp_lib.get_lib(), mlp_lib.get_params()
+    assert params == {} and '"steps"' in graph
+    m = graph_executor.create(graph, lib, kiln.cpu(0))
+    m.set_input(**params)
+    m.set_input("input", x.reshape(1, 784).astype("float32"))
+    m.run()
+    assert rel_err(m.get_output(0).numpy(), y) <= 1e-4
+    with pytest.raises(kiln.InvalidInputError, match="not the one this library was built with"):
+        graph_executor.create(graph.replace("input", "other"), lib, kiln.cpu(0))
+    with pytest.raises(kiln.InvalidInputError, match="not JSON"):
+        graph_executor.create("{", lib, kiln.cpu(0))
+    with pytest.raises(TypeError, match="libmod"):
+        graph_executor.create(graph, "lib.so", kiln.cpu(0))
+
+
 def test_apply_history_best_uses_the_logs_records(tmp_path):
     path, x, y = read_io("mlp")
     model = kiln.frontend.from_onnx(path)

@@ -124,5 +124,30 @@ class GraphModule:
 
 
 def create(graph_json_str, libmod, device):
-    raise NotImplementedError("graph_executor.create: kiln's libraries carry their graph; use "
-                              "GraphModule(lib['default'](dev))")
+    """TVM's graph_executor.create(graph, lib, dev), for scripts that unpack relay.build's result
+    into graph, lib and params: `graph_json_str` must be the graph `libmod` was built with
+    (libmod.get_graph_json()), because a kiln library carries its own graph and runs only that
+    one. device is one of kiln's devices (tvm.cpu(0)) or a list of them."""
+    from ..runtime import Device, Library
+
+    if not isinstance(libmod, Library):
+        raise TypeError("graph_executor.create: libmod must be a kiln library (relay.build, "
+                        "kiln.runtime.load_module), got %s" % type(libmod).__name__)
+    devices = device if isinstance(device, (list, tuple)) else [device]
+    if not devices or not all(isinstance(d, Device) for d in devices):
+        raise TypeError("graph_executor.create: device must be kiln's device (tvm.cpu(0)), got %r"
+                        % (device,))
+    if not isinstance(graph_json_str, str):
+        raise TypeError("graph_executor.create: graph_json_str must be the graph's JSON text, "
+                        "got %s" % type(graph_json_str).__name__)
+    import json
+
+    try:
+        given = json.loads(graph_json_str)
+    except ValueError as e:
+        raise InvalidInputError("graph_executor.create: graph_json_str is not JSON: %s" % e)
+    if given != json.loads(libmod.get_graph_json()):
+        raise InvalidInputError("graph_executor.create: the graph is not the one this library "
+                                "was built with (a kiln library runs its own graph: pass "
+                                "lib.get_graph_json())")
+    return GraphModule(libmod)
