@@ -180,8 +180,9 @@ Command add_best_command(CLI::App& app) {
     }
     if (ignored > 0) {
       std::fprintf(stderr,
-                   "note: %lld records of an older measurement version are ignored (they timed "
-                   "another program than kiln measures now; tune again to replace them)\n",
+                   "note: %lld records are ignored: of an older measurement version (they timed "
+                   "another program than kiln measures now; tune again to replace them) or "
+                   "measured on an emulator (not the device's speed)\n",
                    static_cast<long long>(ignored));
     }
     return 0;

@@ -171,14 +171,24 @@ void print_summary(const tuner::TuneTaskOutcome& outcome, double cooldown_s) {
     std::printf(", %lld recorded by concurrent tuners", static_cast<long long>(p.concurrent));
   }
   std::printf(")\n");
+  if (p.emulated > 0) {
+    std::printf(
+        "  note: %lld trials ran on an emulator: their outputs were checked, but their "
+        "costs are not the device's speed and rank nothing\n",
+        static_cast<long long>(p.emulated));
+  }
   if (p.outdated > 0) {
-    std::printf("  note: %lld records of an older measurement version are ignored for this task\n",
-                static_cast<long long>(p.outdated));
+    std::printf(
+        "  note: %lld records of an older measurement version or from an emulator are "
+        "ignored for this task\n",
+        static_cast<long long>(p.outdated));
   }
   if (p.best) {
     std::printf("  best: %.2f GFLOPS (%.4f ms), config %lld %s\n", p.best_flops / 1e9,
                 p.best->mean_cost() * 1e3, static_cast<long long>(p.best->config_index),
                 p.best->entities.dump().c_str());
+  } else if (p.emulated > 0) {
+    std::printf("  best: none (costs measured on an emulator rank nothing)\n");
   } else {
     std::printf("  best: none (no config succeeded)\n");
   }

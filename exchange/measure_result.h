@@ -25,6 +25,10 @@ struct MeasureResult {
   // run, so the failure says nothing about the config and measuring it again may succeed. A
   // kernel that crashes is the config's fault: false.
   bool runner_lost = false;
+  // Measured on an emulator (a runner started with --emulated, e.g. qemu for a board): the
+  // output was checked, but the costs are one emulated run, not the device's speed. Set by the
+  // runner service for its client; not part of the runner's wire frame to its children.
+  bool emulated = false;
 
   // A failure stamped now (timestamp), with no costs.
   static MeasureResult failure(MeasureError error, std::string message);

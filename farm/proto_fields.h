@@ -46,7 +46,8 @@
   X(build_seconds, build_seconds)     \
   X(run_seconds, run_seconds)         \
   X(timestamp, timestamp)             \
-  X(runner_lost, runner_lost)
+  X(runner_lost, runner_lost)         \
+  X(emulated, emulated)
 
 #define KILN_RUNNER_CAPABILITIES_FIELDS(X) \
   X(key, key)                              \

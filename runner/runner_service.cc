@@ -234,6 +234,7 @@ grpc::Status RunnerService::Measure(grpc::ServerContext* context, const v1::Meas
         return;
       }
       MeasureResult m = fixed[i] ? *fixed[i] : local.run({inputs[i]}, {builds[i]})[0];
+      m.emulated = options_.emulated && m.error == MeasureError::kNoError;
       *reply->add_results() = farm::to_proto(m);
     }
     done.set_value(true);

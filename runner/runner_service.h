@@ -47,7 +47,8 @@ struct RunnerServiceOptions {
   LeaseChecker check_lease;              // required
   std::string worker_binary;             // the kiln binary, exec'd as "measure-worker"
   std::vector<std::string> exec_prefix;  // words exec'd before it (RunnerOptions::exec_prefix)
-  // The runner runs on an emulator (qemu): its times are not the board's. Every output is still
+  // The runner runs on an emulator (qemu): its times are not the board's, and its successful
+  // results say so (MeasureResult::emulated), so that they are never ranked as the board's. Every output is still
   // checked, but each config runs once (number = repeat = 1, no flush, no cooldown) whatever the
   // client asked, so that the reported costs are a single emulated run, not a measurement.
   bool emulated = false;

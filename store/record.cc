@@ -56,8 +56,28 @@ bool is_environmental_failure(const Record& r) {
   }
 }
 
+namespace {
+// How canonical_measure_options spells the flag (compact JSON): what the SQL condition matches.
+constexpr std::string_view kEmulatedText = "\"emulated\":true";
+}  // namespace
+
+bool is_emulated(const Record& r) {
+  return r.measure_options.find(kEmulatedText) != std::string::npos;
+}
+
+std::string emulated_measure_options(const std::string& measure_options) {
+  nlohmann::json options = nlohmann::json::object();
+  if (!measure_options.empty()) {
+    options = nlohmann::json::parse(measure_options, nullptr, /*allow_exceptions=*/false);
+    if (!options.is_object()) options = nlohmann::json::object();
+  }
+  options["emulated"] = true;
+  Result<std::string> text = canonical_measure_options(options);
+  return text.ok() ? *text : std::string("{") + std::string(kEmulatedText) + "}";
+}
+
 bool is_comparable(const Record& r) {
-  return r.measure_version >= ops::oldest_comparable_version(r.task_name);
+  return r.measure_version >= ops::oldest_comparable_version(r.task_name) && !is_emulated(r);
 }
 
 Status validate_record(const Record& r) {

@@ -67,10 +67,17 @@ Result<std::string> canonical_measure_options(const nlohmann::json& options);
 // crashes, a wrong answer or a failed compile stay the config's fault.
 bool is_environmental_failure(const Record& record);
 
+// Whether the record was measured on an emulator (MeasureResult::emulated): its measure_options
+// hold "emulated":true. Its output was checked; its costs are not the device's speed.
+bool is_emulated(const Record& record);
+// `measure_options` (canonical text, or empty) with "emulated":true added, still canonical.
+std::string emulated_measure_options(const std::string& measure_options);
+
 // Whether the record times the same program as a measurement made now of its task's configs
-// (measure_version >= ops::oldest_comparable_version(task_name)), so that it may be compared with
-// new records: rank configs, resume tuning, train a cost model. Other records stay in the store
-// and in full exports, but kiln never compares them with current ones.
+// (measure_version >= ops::oldest_comparable_version(task_name)) on the device itself (not
+// is_emulated), so that it may be compared with new records: rank configs, resume tuning, train
+// a cost model. Other records stay in the store and in full exports, but kiln never compares
+// them with current ones.
 bool is_comparable(const Record& record);
 
 // Checks what the store requires of a record before it is appended: non-empty UTF-8 target, task

@@ -15,9 +15,9 @@ namespace kiln::store {
 
 // An SQL string literal.
 std::string sql_quote(std::string_view text);
-// The SQL condition of is_comparable(record) over a table with columns task_name and
-// measure_version: measure_version >= the oldest comparable version of its task_name
-// (ops/measured_layout.h).
+// The SQL condition of is_comparable(record) over a table with columns task_name,
+// measure_version and measure_options: measure_version >= the oldest comparable version of its
+// task_name (ops/measured_layout.h), and measure_options without "emulated":true.
 std::string comparable_sql();
 
 // Sets r.entities and r.costs from their columns' JSON text; an error names the store (`store`,

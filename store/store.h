@@ -29,7 +29,7 @@ namespace kiln::store {
 enum class Versions {
   kAll,
   kComparable,  // is_comparable: those that compare with a measurement made now
-  kOutdated,    // the others: measured under older semantics of their template
+  kOutdated,    // the others: measured under older semantics of their template, or emulated
 };
 
 // Which records a query returns. Unset fields match everything.

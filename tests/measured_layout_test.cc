@@ -283,7 +283,7 @@ TEST(MeasuredLayout, OldRecordsMigrateAsVersionOneAndNeverCompete) {
   // kiln best says it ignored them.
   testing::CommandResult best = testing::run_kiln("best --db " + path);
   EXPECT_EQ(best.exit_code, 0) << best.output;
-  EXPECT_NE(best.output.find("note: 2 records of an older measurement version are ignored"),
+  EXPECT_NE(best.output.find("note: 2 records are ignored: of an older measurement version"),
             std::string::npos)
       << best.output;
   EXPECT_NE(best.output.find("dense_pack.x86"), std::string::npos);

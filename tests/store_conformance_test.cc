@@ -161,6 +161,33 @@ TEST_P(StoreConformance, BestPerWorkloadGivesOneWinnerPerTaskOrderedById) {
   EXPECT_EQ(only_b->front().config_index, 5);
 }
 
+// A record measured on an emulator (is_emulated) is kept and read back, but it is never the best
+// and is not comparable: its costs are not the device's speed.
+TEST_P(StoreConformance, EmulatedRecordsAreKeptButNeverBestOrComparable) {
+  auto store = open_or_die(location_);
+  ASSERT_TRUE(store);
+  const std::string w = "dense:K=8,M=8,N=8";
+  Record emulated = make_record(w, 1, {1e-9});
+  emulated.measure_options = emulated_measure_options(R"({"number":1,"repeat":1})");
+  ASSERT_TRUE(is_emulated(emulated));
+  EXPECT_EQ(emulated.measure_options, R"({"emulated":true,"number":1,"repeat":1})");
+  ASSERT_TRUE(store->append({emulated, make_record(w, 2, {1e-3})}).ok());
+  auto best = store->best("llvm -mcpu=znver5", "dense_pack.x86", w);
+  ASSERT_TRUE(best.ok() && best->has_value()) << best.status().message();
+  EXPECT_EQ((*best)->config_index, 2);
+  auto per_workload = store->best_per_workload();
+  ASSERT_TRUE(per_workload.ok() && per_workload->size() == 1u);
+  EXPECT_EQ(per_workload->front().config_index, 2);
+  RecordFilter f;
+  f.versions = Versions::kComparable;
+  EXPECT_EQ(*store->count(f), 1);
+  f.versions = Versions::kOutdated;
+  auto outdated = store->records(f);
+  ASSERT_TRUE(outdated.ok() && outdated->size() == 1u);
+  EXPECT_TRUE(is_emulated(outdated->front()));
+  EXPECT_FALSE(is_comparable(outdated->front()));
+}
+
 TEST_P(StoreConformance, MeasuredIndicesIncludeFailures) {
   auto store = open_or_die(location_);
   ASSERT_TRUE(store);

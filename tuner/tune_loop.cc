@@ -50,7 +50,8 @@ store::Record make_record(const MeasureInput& input, const MeasureResult& m, dou
   r.error_msg = m.message;
   r.flop = flop;
   r.source = options.source;
-  r.measure_options = options.measure_options;
+  r.measure_options = m.emulated ? store::emulated_measure_options(options.measure_options)
+                                 : options.measure_options;
   r.runner_lost = m.error == MeasureError::kRuntimeDevice && m.runner_lost;
   return r;
 }
@@ -350,7 +351,11 @@ class TaskTuning {
     p_.current_flops = 0;
     for (const store::Record& r : records) {
       --pending_;
-      double f = r.flops();
+      // An emulator's cost is not the device's speed: such a trial is never the best, and the
+      // tuner learns nothing from it (every config of an emulated tune scores alike, 0).
+      const bool emulated = store::is_emulated(r);
+      if (emulated) ++p_.emulated;
+      double f = emulated ? 0 : r.flops();
       p_.current_flops = std::max(p_.current_flops, f);
       if (r.error_no != 0) {
         ++p_.errors;

@@ -92,6 +92,7 @@ struct TuneProgress {
   int64_t resumed = 0;       // trials found in the store when the run started
   int64_t concurrent = 0;    // trials other tuners recorded while this run went on
   int64_t retried = 0;       // configs this run measured again (see the resume rule)
+  int64_t emulated = 0;      // trials measured on an emulator: checked, never ranked by cost
   int64_t outdated = 0;      // the task's records of an older measurement version, ignored
   double current_flops = 0;  // best of the latest batch
   double best_flops = 0;

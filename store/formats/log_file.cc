@@ -150,6 +150,8 @@ Result<ExportReport> export_records(Store& store, std::ostream& out, const Expor
     Result<std::string> text = InternalError("unset");
     if (options.format == LogFormat::kKiln) {
       text = to_kiln_line(r);
+    } else if (is_emulated(r)) {
+      text = InvalidArgument("measured on an emulator: its costs are not the device's speed");
     } else if (!is_comparable(r)) {
       // A TVM line claims TVM's semantics, which this record's program did not have.
       text = InvalidArgument("measured under measurement version " +

@@ -34,6 +34,7 @@ struct Record {
   int error_no;
   std::string message;
   bool runner_lost;
+  std::string measure_options;
 };
 
 // Every record of a kiln store.
@@ -46,12 +47,14 @@ inline std::vector<Record> records(const std::string& db) {
     return out;
   }
   sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(h, "SELECT config_index, error_no, error_msg, runner_lost FROM records", -1,
-                     &st, nullptr);
+  sqlite3_prepare_v2(
+      h, "SELECT config_index, error_no, error_msg, runner_lost, measure_options FROM records", -1,
+      &st, nullptr);
   while (st && sqlite3_step(st) == SQLITE_ROW) {
     const char* msg = reinterpret_cast<const char*>(sqlite3_column_text(st, 2));
+    const char* options = reinterpret_cast<const char*>(sqlite3_column_text(st, 4));
     out.push_back({sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), msg ? msg : "",
-                   sqlite3_column_int(st, 3) != 0});
+                   sqlite3_column_int(st, 3) != 0, options ? options : ""});
   }
   sqlite3_finalize(st);
   sqlite3_close(h);
