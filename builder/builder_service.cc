@@ -1,6 +1,7 @@
 #include "builder/builder_service.h"
 
 #include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <future>
@@ -65,9 +66,8 @@ grpc::Status BuilderService::Build(grpc::ServerContext*, const v1::BuildRequest*
 }
 
 Status run_builder(const BuilderServerOptions& o) {
-  KILN_ASSIGN_OR_RETURN(
-      std::shared_ptr<grpc::ServerCredentials> creds,
-      farm::listen_credentials("kiln builder", o.listen, o.certs_dir, o.insecure));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds,
+                        farm::listen_credentials(o.listen, o.certs_dir, o.insecure));
   BuilderService service(o.n_parallel, o.worker_binary);
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
@@ -79,7 +79,7 @@ Status run_builder(const BuilderServerOptions& o) {
   std::printf("kiln builder listening on %s (%s)\n", farm::bound_address(o.listen, port).c_str(),
               farm::security_text(!o.certs_dir.empty()));
   std::fflush(stdout);
-  std::fprintf(stderr, "kiln builder: stopping (%s)\n", farm::wait_for_stop_signal());
+  spdlog::info("stopping ({})", farm::wait_for_stop_signal());
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return Status::Ok();
 }

@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <thread>
 
+#include "common/log.h"
+#include "farm/grpc_log.h"
+
 namespace kiln::cli {
 
 int exit_code_for(StatusCode code) {
@@ -104,6 +107,8 @@ int run_command_line(CLI::App& app, const std::vector<std::pair<CLI::App*, Comma
     int code = app.exit(e);
     return code == 0 ? 0 : kUsageError;
   }
+  log::init(program, log::Level::kInfo);
+  farm::route_grpc_log(farm::HandshakeLog::kDebug);
   try {
     for (const auto& [cmd, run] : commands) {
       if (cmd->parsed()) return run();

@@ -64,8 +64,10 @@ std::string self_binary();
 using Command = std::function<int()>;
 
 // main() of kiln and kiln-runner: parses argv with `app` and runs the one of `commands` that was
-// parsed. A parse error is CLI11's message and exit code 2 (0 for --help); a CommandError is
-// "PROGRAM: message" on stderr and its exit code.
+// parsed, with kiln's log (common/log.h) at the info level for `program` and gRPC's routed into it
+// (failed handshakes at debug: the command's error says which certificate was refused); servers
+// start their own (cli/log_options.h). A parse error is CLI11's message and exit code 2 (0 for
+// --help); a CommandError is "PROGRAM: message" on stderr and its exit code.
 int run_command_line(CLI::App& app, const std::vector<std::pair<CLI::App*, Command>>& commands,
                      int argc, char** argv, const char* program);
 

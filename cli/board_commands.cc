@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/log_options.h"
 #include "common/worker_process.h"
 #include "runner/runner_service.h"
 
@@ -48,6 +49,7 @@ std::vector<std::string> resolve_exec_prefix(const std::string& text) {
 Command add_runner_command(CLI::App& app, std::function<Target()> host_target) {
   auto o = std::make_shared<runner::RunnerServerOptions>();
   auto memory_mb = std::make_shared<double>(8192);
+  auto log = std::make_shared<LogOptions>();
   o->service.max_cpu_s_per_config = 300;
   CLI::App* cmd = app.add_subcommand(
       "runner",
@@ -83,7 +85,9 @@ Command add_runner_command(CLI::App& app, std::function<Target()> host_target) {
   cmd->add_flag("--emulated", o->service.emulated,
                 "this machine emulates the board: check every output, but run each config once "
                 "and time nothing worth keeping (see README, Device farm)");
-  return [o, memory_mb, exec_prefix, host_target] {
+  add_log_options(cmd, log.get());
+  return [o, memory_mb, exec_prefix, host_target, log] {
+    start_log("kiln runner", *log);
     o->kiln_version = KILN_VERSION;
     if (host_target) o->target = host_target();
     o->service.exec_prefix = resolve_exec_prefix(*exec_prefix);

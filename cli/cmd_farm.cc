@@ -9,6 +9,7 @@
 #include "builder/builder_service.h"
 #include "builder/target.h"
 #include "cli/farm_commands.h"
+#include "cli/log_options.h"
 #include "farm/security.h"
 #include "farm/server_trust.h"
 #include "farm/tracker_service.h"
@@ -52,6 +53,7 @@ Command add_certs_command(CLI::App& app) {
 
 Command add_tracker_command(CLI::App& app) {
   auto o = std::make_shared<farm::TrackerServerOptions>();
+  auto log = std::make_shared<LogOptions>();
   CLI::App* cmd = app.add_subcommand(
       "tracker", "serve the farm's tracker: runners register by key, clients lease them");
   add_server_options(cmd, &o->listen, &o->certs_dir, &o->insecure);
@@ -65,7 +67,9 @@ Command add_tracker_command(CLI::App& app) {
               "seconds a quarantine lasts at least");
   add_bounded(cmd, "--forget-after", &o->tracker.forget_after_s, 0, 30 * 86400,
               "seconds without a heartbeat before a runner is removed from the farm", true);
-  return [o] {
+  add_log_options(cmd, log.get());
+  return [o, log] {
+    start_log("kiln tracker", *log);
     block_stop_signals();
     ok_or_exit(farm::run_tracker(*o));
     return 0;
@@ -78,12 +82,15 @@ Command add_runner_command(CLI::App& app) {
 
 Command add_builder_command(CLI::App& app) {
   auto o = std::make_shared<builder::BuilderServerOptions>();
+  auto log = std::make_shared<LogOptions>();
   CLI::App* cmd = app.add_subcommand(
       "builder", "serve builds for remote tuning (kiln tune --builders): a pool of build workers");
   add_server_options(cmd, &o->listen, &o->certs_dir, &o->insecure);
   add_bounded(cmd, "--n-parallel", &o->n_parallel, 1, max_n_parallel(), "build worker processes")
       ->default_str("one per core");
-  return [o] {
+  add_log_options(cmd, log.get());
+  return [o, log] {
+    start_log("kiln builder", *log);
     o->worker_binary = self_binary();
     block_stop_signals();
     ok_or_exit(builder::run_builder(*o));

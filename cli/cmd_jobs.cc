@@ -12,13 +12,14 @@
 
 #include "cli/farm_commands.h"
 #include "cli/job_commands.h"
+#include "cli/log_options.h"
 #include "cli/tuner_client.h"
 #include "common/safe_file.h"
 #include "common/worker_process.h"
-#include "jobs/job_spec.h"
 #include "daemon/model_worker.h"
 #include "daemon/tuner_service.h"
 #include "dashboard/server.h"
+#include "jobs/job_spec.h"
 
 namespace kiln::cli {
 
@@ -106,6 +107,7 @@ Command add_serve_command(CLI::App& app) {
     dashboard::DashboardOptions http;
   };
   auto o = std::make_shared<Options>();
+  auto log = std::make_shared<LogOptions>();
   CLI::App* cmd = app.add_subcommand(
       "serve",
       "run tuning jobs (kiln submit) from a queue kept in the record store; killed at any "
@@ -127,7 +129,9 @@ Command add_serve_command(CLI::App& app) {
                   "directory or below (repeatable; default: the --db file's directory)");
   add_bounded(cmd, "--http-refresh", &o->http.refresh_seconds, 1, 3600,
               "seconds between the dashboard pages' refreshes in place");
-  return [o] {
+  add_log_options(cmd, log.get());
+  return [o, log] {
+    start_log("kiln serve", *log);
     o->worker_binary = self_binary();
     if (!o->http.listen.empty()) {
       o->http.certs_dir = o->certs_dir;

@@ -14,6 +14,7 @@
 
 #include "builder/build_pool.h"
 #include "cli/common.h"
+#include "cli/log_options.h"
 #include "cli/remote_runner_options.h"
 #include "cli/tune_live_line.h"
 #include "daemon/farm_watch.h"
@@ -380,6 +381,7 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
 
 Command add_tune_command(CLI::App& app) {
   auto o = std::make_shared<TuneCommandOptions>();
+  auto log = std::make_shared<LogOptions>();
   CLI::App* cmd = app.add_subcommand(
       "tune", "tune a workload's schedule, or a whole ONNX model's tasks, recording every trial");
   cmd->add_option("model", o->model,
@@ -444,7 +446,9 @@ Command add_tune_command(CLI::App& app) {
   cmd->add_flag("--retry-errors", o->retry_errors,
                 "measure again every config whose records are all failures (by default only "
                 "timeouts and lost runners recorded under other measure options are)");
-  return [o, trials, time] {
+  add_log_options(cmd, log.get());
+  return [o, trials, time, log] {
+    start_log("kiln tune", *log);
     o->trials_given = trials->count() > 0;
     // Checked even when empty: `--time ''` (an unset variable) is a mistake, not "no budget".
     if (time->count() > 0) parse_duration("--time", o->time);

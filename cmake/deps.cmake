@@ -2,10 +2,12 @@
 # Recipes and traps: ../shared/reference/deps.md.
 find_package(Threads REQUIRED)
 
-# The board's build (KILN_RUNNER_ONLY) needs only OpenSSL, CLI11, nlohmann_json, protobuf and
-# gRPC (proto/CMakeLists.txt).
+# The board's build (KILN_RUNNER_ONLY) needs only OpenSSL, CLI11, nlohmann_json, spdlog (the
+# runner's log), protobuf and gRPC (proto/CMakeLists.txt).
 if(KILN_RUNNER_ONLY)
   find_package(OpenSSL REQUIRED)
+  find_package(fmt CONFIG REQUIRED)
+  find_package(spdlog CONFIG REQUIRED)
   find_package(CLI11 CONFIG REQUIRED)
   find_package(nlohmann_json CONFIG REQUIRED)
   find_package(Protobuf REQUIRED)

@@ -341,11 +341,15 @@ Status JobManager::write_exports(int64_t id, const store::JobRow& row, const Job
     if (!log.ok()) return InvalidArgument("export.tvm_log: " + log.status().message());
     Status s = write_file_atomically(spec.export_to.tvm_log, *log);
     if (!s.ok()) return InvalidArgument("export.tvm_log: " + s.message());
+    const auto lines = std::count(log->begin(), log->end(), '\n');
+    this->log(job_name(id) + ": exported its TVM log (" + std::to_string(lines) + " records) to " +
+              spec.export_to.tvm_log);
   }
   if (!spec.export_to.compiled_model.empty()) {
     Status s =
         export_compiled_model_in_child(options_.worker_binary, row.spec, row.base_dir, options_.db);
     if (!s.ok()) return InvalidArgument("export.compiled_model: " + s.message());
+    log(job_name(id) + ": exported its compiled model to " + spec.export_to.compiled_model);
   }
   return Status::Ok();
 }

@@ -1,6 +1,7 @@
 #include "daemon/tuner_service.h"
 
 #include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdio>
@@ -188,17 +189,14 @@ grpc::Status TunerService::ExportJob(grpc::ServerContext*, const v1::ExportJobRe
 Status run_serve(const ServeOptions& options) {
   KILN_ASSIGN_OR_RETURN(
       std::shared_ptr<grpc::ServerCredentials> creds,
-      farm::listen_credentials("kiln serve", options.listen, options.certs_dir, options.insecure));
+      farm::listen_credentials(options.listen, options.certs_dir, options.insecure));
 
   JobManagerOptions manager_options;
   manager_options.db = options.db;
   manager_options.max_jobs = options.max_jobs;
   manager_options.worker_binary = options.worker_binary;
   manager_options.export_dirs = options.export_dirs;
-  manager_options.log = [](const std::string& line) {
-    std::fprintf(stderr, "kiln serve: %s\n", line.c_str());
-    std::fflush(stderr);
-  };
+  manager_options.log = [](const std::string& line) { spdlog::info("{}", line); };
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<JobManager> manager,
                         JobManager::open(std::move(manager_options)));
   TunerService service(*manager);
@@ -217,13 +215,12 @@ Status run_serve(const ServeOptions& options) {
               farm::security_text(!options.certs_dir.empty()), options.db.c_str());
   std::fflush(stdout);
 
-  std::fprintf(stderr, "kiln serve: stopping (%s): finishing the running batches, then exiting\n",
+  spdlog::info("stopping ({}): finishing the running batches, then exiting",
                farm::wait_for_stop_signal());
-  std::fflush(stderr);
   manager->drain();  // watchers see draining and end their streams
   beside.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  std::fprintf(stderr, "kiln serve: stopped; running jobs resume at the next start\n");
+  spdlog::info("stopped; running jobs resume at the next start");
   return Status::Ok();
 }
 

@@ -405,7 +405,7 @@ Status check_listen_address(const std::string& address, bool secured, bool insec
                            "init), or --insecure to expose the service to anyone who can reach it");
   }
   if (!secured && warning) {
-    *warning = "warning: listening on " + address +
+    *warning = "listening on " + address +
                " WITHOUT TLS OR AUTHENTICATION (--insecure): anyone who can reach it can use "
                "this farm";
   }

@@ -1,6 +1,7 @@
 #include "farm/server_start.h"
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
@@ -8,15 +9,14 @@
 
 namespace kiln::farm {
 
-Result<std::shared_ptr<grpc::ServerCredentials>> listen_credentials(const std::string& program,
-                                                                    const std::string& listen,
+Result<std::shared_ptr<grpc::ServerCredentials>> listen_credentials(const std::string& listen,
                                                                     const std::string& certs_dir,
                                                                     bool insecure) {
   const bool secured = !certs_dir.empty();
   if (secured && insecure) return InvalidArgument("--certs and --insecure exclude each other");
   std::string warning;
   KILN_RETURN_IF_ERROR(check_listen_address(listen, secured, insecure, &warning));
-  if (!warning.empty()) std::fprintf(stderr, "%s: %s\n", program.c_str(), warning.c_str());
+  if (!warning.empty()) spdlog::warn("{}", warning);
   if (!secured) return grpc::InsecureServerCredentials();
   return server_credentials(certs_dir);
 }

@@ -14,12 +14,11 @@
 
 namespace kiln::farm {
 
-// The credentials of a server of `program` (e.g. "kiln tracker") on `listen`: TLS from
-// `certs_dir` (server_credentials) when given, else plaintext, which check_listen_address allows
-// on a loopback address only unless `insecure` (the warning then goes to stderr, prefixed by
-// `program`). kInvalidArgument for certs_dir with insecure, or a refused address.
-Result<std::shared_ptr<grpc::ServerCredentials>> listen_credentials(const std::string& program,
-                                                                    const std::string& listen,
+// The credentials of a server on `listen`: TLS from `certs_dir` (server_credentials) when given,
+// else plaintext, which check_listen_address allows on a loopback address only unless `insecure`
+// (the warning then goes to the log). kInvalidArgument for certs_dir with insecure, or a refused
+// address.
+Result<std::shared_ptr<grpc::ServerCredentials>> listen_credentials(const std::string& listen,
                                                                     const std::string& certs_dir,
                                                                     bool insecure);
 

@@ -1,6 +1,7 @@
 #include "farm/tracker_service.h"
 
 #include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cmath>
@@ -266,14 +267,11 @@ grpc::Status TrackerService::CheckLease(grpc::ServerContext*, const v1::CheckLea
 }
 
 Status run_tracker(const TrackerServerOptions& options) {
-  KILN_ASSIGN_OR_RETURN(
-      std::shared_ptr<grpc::ServerCredentials> creds,
-      listen_credentials("kiln tracker", options.listen, options.certs_dir, options.insecure));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds,
+                        listen_credentials(options.listen, options.certs_dir, options.insecure));
 
-  TrackerService service(options.tracker, nullptr, [](const std::string& line) {
-    std::fprintf(stderr, "kiln tracker: %s\n", line.c_str());
-    std::fflush(stderr);
-  });
+  TrackerService service(options.tracker, nullptr,
+                         [](const std::string& line) { spdlog::info("{}", line); });
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(transport_limit(kMaxTrackerRequestBytes));
@@ -284,7 +282,7 @@ Status run_tracker(const TrackerServerOptions& options) {
               security_text(!options.certs_dir.empty()));
   std::fflush(stdout);
 
-  std::fprintf(stderr, "kiln tracker: stopping (%s)\n", wait_for_stop_signal());
+  spdlog::info("stopping ({})", wait_for_stop_signal());
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return Status::Ok();
 }

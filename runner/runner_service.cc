@@ -1,6 +1,7 @@
 #include "runner/runner_service.h"
 
 #include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -265,9 +266,8 @@ Status run_runner(RunnerServerOptions o) {
   if (o.name.size() > 64) o.name = o.name.substr(o.name.size() - 64);
   KILN_RETURN_IF_ERROR(farm::check_name("--name", o.name));
   const bool secured = !o.auth.certs_dir.empty();
-  KILN_ASSIGN_OR_RETURN(
-      std::shared_ptr<grpc::ServerCredentials> server_creds,
-      farm::listen_credentials("kiln runner", o.listen, o.auth.certs_dir, o.auth.insecure));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> server_creds,
+                        farm::listen_credentials(o.listen, o.auth.certs_dir, o.auth.insecure));
   std::string key_file = o.signing_key_file;
   if (key_file.empty()) key_file = !o.auth.token_file.empty() ? o.auth.token_file : "";
   if (key_file.empty() && secured) key_file = farm::cert_files(o.auth.certs_dir).token;
@@ -359,8 +359,7 @@ Status run_runner(RunnerServerOptions o) {
       server->Shutdown();
       return IoError("cannot register with the tracker at " + o.tracker + ": " + r.error_message());
     }
-    std::fprintf(stderr, "kiln runner: registering with %s: %s; trying again\n", o.tracker.c_str(),
-                 r.error_message().c_str());
+    spdlog::warn("registering with {}: {}; trying again", o.tracker, r.error_message());
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   std::printf("kiln runner %s listening on %s, registered with %s as %s\n", o.name.c_str(),
@@ -386,14 +385,13 @@ Status run_runner(RunnerServerOptions o) {
         v1::RegisterReply again;
         if (register_once(&again, 5).ok()) registered = again;
       } else if (!s.ok()) {
-        std::fprintf(stderr, "kiln runner: heartbeat to %s failed: %s\n", o.tracker.c_str(),
-                     s.error_message().c_str());
+        spdlog::warn("heartbeat to {} failed: {}", o.tracker, s.error_message());
       }
       lock.lock();
     }
   });
 
-  std::fprintf(stderr, "kiln runner: stopping (%s)\n", farm::wait_for_stop_signal());
+  spdlog::info("stopping ({})", farm::wait_for_stop_signal());
   {
     std::lock_guard<std::mutex> lock(mu);
     stopping = true;

@@ -33,7 +33,7 @@ test_packages=(
   # The aarch64 kiln-runner, cross-built and run under qemu-user (tests/arm): needs arm64 as a
   # foreign architecture (added below).
   crossbuild-essential-arm64 qemu-user-static
-  libgrpc++-dev:arm64 libprotobuf-dev:arm64 libssl-dev:arm64
+  libgrpc++-dev:arm64 libprotobuf-dev:arm64 libssl-dev:arm64 libspdlog-dev:arm64 libfmt-dev:arm64
 )
 # More benchmark models: exported from torchvision with random weights (bench/).
 bench_packages=(python3-torch python3-torchvision)

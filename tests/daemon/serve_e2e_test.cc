@@ -425,6 +425,15 @@ TEST(ServeE2E, AModelJobWritesItsExportsWhenDone) {
   }
   EXPECT_GE(lines, 3);  // one per task with a successful config: 3 dense layers x 2 templates
   EXPECT_LE(lines, 6);
+  // The daemon's log says where each export went, on timestamped lines.
+  const std::string logged = serve.log();
+  EXPECT_THAT(logged, HasSubstr("kiln serve info: job 1: exported its TVM log (" +
+                                std::to_string(lines) + " records) to " + dir.file("out/mlp.log")));
+  EXPECT_THAT(logged, HasSubstr("kiln serve info: job 1: exported its compiled model to " +
+                                dir.file("mlp.kiln")));
+  EXPECT_THAT(logged, ::testing::ContainsRegex("(^|\n)[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:"
+                                               "[0-9]{2}\\.[0-9]{3}Z kiln serve info: job 1: "
+                                               "started"));
   testing::CommandResult run =
       run_kiln("run " + dir.file("mlp.kiln") + " --input input=" + std::string(KILN_SHARED_DIR) +
                "/models/mlp/input.bin");
