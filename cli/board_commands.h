@@ -7,6 +7,7 @@
 
 #include "cli/base.h"
 #include "exchange/target.h"
+#include "runtime/model_artifact.h"
 
 namespace kiln::cli {
 
@@ -31,7 +32,17 @@ struct RecordsEstimate {
 };
 using RecordsEstimator = std::function<RecordsEstimate(
     const std::string& db, const std::string& onnx, const std::string& target)>;
-Command add_bench_command(CLI::App& app, RecordsEstimator estimator = {});
+// For `bench --against-untuned --onnx MODEL`: the ONNX model compiled now for `target` with
+// kiln's default configs (cli/untuned_build.h); NAME=DIMS input shapes fix symbolic dimensions.
+using UntunedCompiler = std::function<ModelArtifact(
+    const std::string& onnx, const std::string& target, const std::vector<std::string>& shapes)>;
+// What `bench` can do beyond timing when the program links a store, a tuner and the compiler
+// (kiln); kiln-runner passes none, and its bench has no --db, --onnx or --against-untuned.
+struct BenchExtras {
+  RecordsEstimator estimator;
+  UntunedCompiler untuned;
+};
+Command add_bench_command(CLI::App& app, BenchExtras extras = {});
 
 // --exec-prefix's words with the first resolved to a path on PATH (execv takes no search);
 // a CommandError naming the option when it is not found. Empty text: none.

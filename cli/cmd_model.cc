@@ -74,6 +74,39 @@ Command add_tasks_command(CLI::App& app) {
   };
 }
 
+namespace {
+
+// Whether tuning made the model faster, as far as the records know: the template kernels with
+// the chosen configs against kiln's default configs, summed over the tasks' nodes.
+void print_records_speedup(const compiler::CompileReport& report, const std::string& onnx,
+                           const std::string& artifact) {
+  double chosen = 0, defaults = 0;
+  int unmeasured = 0;
+  for (const compiler::CompiledTask& t : report.tasks) {
+    if (!t.chosen_seconds || !t.default_seconds) {
+      ++unmeasured;
+      continue;
+    }
+    chosen += t.count * *t.chosen_seconds;
+    defaults += t.count * *t.default_seconds;
+  }
+  const std::string bench =
+      "kiln bench " + artifact + " --against-untuned --onnx " + onnx + " times both builds";
+  if (unmeasured > 0) {
+    std::printf(
+        "records: %d of %zu tasks lack a record of their chosen or their default config, so "
+        "the records cannot say what tuning gained; %s\n",
+        unmeasured, report.tasks.size(), bench.c_str());
+    return;
+  }
+  std::printf(
+      "records: template kernels %.4f ms with these configs against %.4f ms with kiln's default "
+      "configs: %.2fx (layout transforms and other operators aside); %s\n",
+      chosen * 1e3, defaults * 1e3, defaults / chosen, bench.c_str());
+}
+
+}  // namespace
+
 Command add_compile_command(CLI::App& app) {
   struct Options {
     std::string model;
@@ -154,6 +187,7 @@ Command add_compile_command(CLI::App& app) {
           report.untuned_tasks - report.predicted_tasks,
           o->db.empty() ? " (no --db given)" : " (no record in the store for them)");
     }
+    if (db) print_records_speedup(report, o->model, o->output);
     std::printf("%d layout transforms remain (NCHW <-> NCHW[x]c)\n", report.layout_transforms);
     if (report.planned) {
       std::printf(

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <tuple>
 
 #include "cli/board_commands.h"
@@ -160,6 +161,7 @@ struct RunOptions {
   int profile = 0;   // bench: print the N steps that take the most time
   std::string db;    // bench --profile: the records whose estimate the run is compared with
   std::string onnx;  // the model the records' tasks come from
+  bool against_untuned = false;  // bench: also time --onnx compiled with default configs
 };
 
 void AddCommonOptions(CLI::App* cmd, RunOptions* o) {
@@ -205,6 +207,38 @@ int RunModel(const RunOptions& o) {
   return 0;
 }
 
+// The template kernels' time by where their configs came from (tuned, predicted, default), so
+// that a profile says how much of the run the tuner has not reached yet.
+void PrintConfigSources(const ModelArtifact& model, const std::vector<double>& seconds, int repeat,
+                        double mean_ms) {
+  std::map<std::string, std::pair<double, int>> per_source;  // ms per run, steps
+  int unknown = 0;
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    const ModelStep& step = model.steps[i];
+    if (step_kind(step) != StepKind::kTemplateKernel) continue;
+    if (step.config_source.empty()) {
+      ++unknown;
+      continue;
+    }
+    auto& [ms, steps] = per_source[step.config_source];
+    ms += seconds[i] * 1e3 / repeat;
+    steps += 1;
+  }
+  for (const char* source : {"tuned", "predicted", "default"}) {
+    auto it = per_source.find(source);
+    if (it == per_source.end()) continue;
+    auto [ms, steps] = it->second;
+    std::printf("    %-16s %10.4f ms %6.1f%%  (%d step%s with %s configs)\n", source, ms,
+                100 * ms / mean_ms, steps, steps == 1 ? "" : "s", source);
+  }
+  if (unknown > 0) {
+    std::printf(
+        "    (%d template kernels of an artifact that does not say where their configs "
+        "came from: compiled by an older kiln)\n",
+        unknown);
+  }
+}
+
 // Per-step times over `repeat` profiled runs, the `top` slowest steps first, then the time per
 // kind of step (cli/step_kind.h) with the executor's overhead (the timed runs' mean less
 // the steps' sum), which add up to that mean; with --db, the mean against the records' estimate.
@@ -223,8 +257,10 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms,
               seconds.size());
   for (size_t k = 0; k < order.size() && k < static_cast<size_t>(top); ++k) {
     const ModelStep& step = exec.model().steps[order[k]];
-    std::printf("  %8.4f ms %5.1f%%  #%-3zu %s (%s)\n", seconds[order[k]] * 1e3 / repeat,
-                100 * seconds[order[k]] / total, order[k], step.label.c_str(), step.symbol.c_str());
+    const std::string source = step.config_source.empty() ? "" : ", " + step.config_source;
+    std::printf("  %8.4f ms %5.1f%%  #%-3zu %s (%s%s)\n", seconds[order[k]] * 1e3 / repeat,
+                100 * seconds[order[k]] / total, order[k], step.label.c_str(), step.symbol.c_str(),
+                source.c_str());
   }
   const StepKind kinds[] = {StepKind::kTemplateKernel, StepKind::kLayoutTransform,
                             StepKind::kOther};
@@ -241,6 +277,8 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms,
     std::printf("  %-18s %10.4f ms %6.1f%%  (%d step%s)\n",
                 std::string(step_kind_name(kind)).c_str(), ms, 100 * ms / mean_ms, steps,
                 steps == 1 ? "" : "s");
+    if (kind == StepKind::kTemplateKernel)
+      PrintConfigSources(exec.model(), seconds, repeat, mean_ms);
   }
   std::printf(
       "  %-18s %10.4f ms %6.1f%%  (the mean less the steps' sum%s)\n", "executor overhead",
@@ -262,41 +300,135 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms,
       mean_ms / estimate_ms, per_kind[StepKind::kTemplateKernel].first / estimate_ms);
 }
 
-int BenchModel(const RunOptions& o, const RecordsEstimator& estimator) {
+// Mean, median, sample std and min of `ms`.
+struct RunStats {
+  double mean = 0, median = 0, std_dev = 0, min = 0;
+};
+
+RunStats stats_of(std::vector<double> ms) {
+  RunStats st;
+  for (double t : ms) st.mean += t;
+  st.mean /= ms.size();
+  double var = 0;
+  for (double t : ms) var += (t - st.mean) * (t - st.mean);
+  st.std_dev = ms.size() > 1 ? std::sqrt(var / (ms.size() - 1)) : 0.0;
+  std::sort(ms.begin(), ms.end());
+  const size_t mid = ms.size() / 2;
+  st.median = ms.size() % 2 ? ms[mid] : (ms[mid - 1] + ms[mid]) / 2;
+  st.min = ms.front();
+  return st;
+}
+
+double time_run_ms(GraphExecutor& exec) {
+  const auto start = std::chrono::steady_clock::now();
+  exec.run();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void set_bench_inputs(GraphExecutor& exec, const std::map<std::string, std::vector<float>>& given) {
+  for (int i = 0; i < exec.num_inputs(); ++i) {
+    const TensorInfo& info = exec.input_info(i);
+    auto it = given.find(info.name);
+    ok_or_exit(exec.set_input(
+        info.name, it != given.end() ? it->second : PatternInput(info.num_elements(), i)));
+  }
+}
+
+// The untuned build of --onnx for the tuned artifact's target, with the tuned one's inputs; a
+// CommandError when its inputs or outputs are not the tuned one's (another model).
+std::unique_ptr<GraphExecutor> LoadUntuned(const GraphExecutor& tuned, const RunOptions& o,
+                                           const UntunedCompiler& compile) {
+  std::vector<std::string> shapes;
+  for (int i = 0; i < tuned.num_inputs(); ++i) {
+    const TensorInfo& info = tuned.input_info(i);
+    std::string dims;
+    for (int64_t d : info.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    shapes.push_back(info.name + "=" + dims);
+  }
+  ModelArtifact model = compile(o.onnx, tuned.model().target, shapes);
+  auto untuned = value_or_exit(
+      GraphExecutor::create(std::move(model), tuned.threads(), o.onnx + " (untuned build)"));
+  auto same = [](const TensorInfo& a, const TensorInfo& b) {
+    return a.name == b.name && a.shape == b.shape && a.dtype == b.dtype;
+  };
+  bool matches =
+      untuned->num_inputs() == tuned.num_inputs() && untuned->num_outputs() == tuned.num_outputs();
+  for (int i = 0; matches && i < tuned.num_inputs(); ++i) {
+    matches = same(tuned.input_info(i), untuned->input_info(i));
+  }
+  for (int i = 0; matches && i < tuned.num_outputs(); ++i) {
+    matches = same(tuned.output_info(i), untuned->output_info(i));
+  }
+  if (!matches) {
+    throw CommandError{"--onnx " + o.onnx + " is not the model " + o.model +
+                       " was compiled from: their inputs or outputs differ"};
+  }
+  return untuned;
+}
+
+// The largest difference between the two builds' float outputs, relative to the largest
+// magnitude of the tuned one's (both ran on the same inputs).
+double max_relative_difference(const GraphExecutor& a, const GraphExecutor& b) {
+  double diff = 0, scale = 0;
+  for (int i = 0; i < a.num_outputs(); ++i) {
+    if (a.output_info(i).dtype != ModelDType::kFloat32) continue;
+    std::span<const float> x = a.get_output(i), y = b.get_output(i);
+    for (size_t k = 0; k < x.size() && k < y.size(); ++k) {
+      diff = std::max(diff, static_cast<double>(std::fabs(x[k] - y[k])));
+      scale = std::max(scale, static_cast<double>(std::fabs(x[k])));
+    }
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+int BenchModel(const RunOptions& o, const BenchExtras& extras) {
   auto exec = LoadModel(o.model, o.threads);
   auto inputs = ReadInputs(*exec, o.inputs);
-  for (int i = 0; i < exec->num_inputs(); ++i) {
-    const TensorInfo& info = exec->input_info(i);
-    auto it = inputs.find(info.name);
-    ok_or_exit(exec->set_input(
-        info.name, it != inputs.end() ? it->second : PatternInput(info.num_elements(), i)));
+  set_bench_inputs(*exec, inputs);
+  std::unique_ptr<GraphExecutor> untuned;
+  if (o.against_untuned) {
+    std::printf("compiling %s for %s with kiln's default configs (the untuned build)...\n",
+                o.onnx.c_str(), exec->model().target.c_str());
+    std::fflush(stdout);
+    untuned = LoadUntuned(*exec, o, extras.untuned);
+    set_bench_inputs(*untuned, inputs);
   }
-  for (int r = 0; r < o.warmup; ++r) exec->run();
-  std::vector<double> ms;
-  for (int r = 0; r < o.repeat; ++r) {
-    const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < o.warmup; ++r) {
     exec->run();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                     .count());
+    if (untuned) untuned->run();
   }
-  double mean = 0;
-  for (double t : ms) mean += t;
-  mean /= ms.size();
-  double var = 0;
-  for (double t : ms) var += (t - mean) * (t - mean);
-  const double std_dev = ms.size() > 1 ? std::sqrt(var / (ms.size() - 1)) : 0.0;
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t mid = sorted.size() / 2;
-  const double median = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  // With a baseline, the two builds' runs alternate (each first every other time), so that a
+  // change of the machine's speed during the bench falls on both alike.
+  std::vector<double> ms, untuned_ms;
+  for (int r = 0; r < o.repeat; ++r) {
+    if (untuned && r % 2 == 1) untuned_ms.push_back(time_run_ms(*untuned));
+    ms.push_back(time_run_ms(*exec));
+    if (untuned && r % 2 == 0) untuned_ms.push_back(time_run_ms(*untuned));
+  }
+  const RunStats st = stats_of(ms);
   std::printf("%s: %zu steps, %d threads, %d runs after %d warm-up\n", o.model.c_str(),
               exec->model().steps.size(), exec->threads(), o.repeat, o.warmup);
-  std::printf("mean %.4f ms  median %.4f ms  std %.4f ms  min %.4f ms\n", mean, median, std_dev,
-              sorted.front());
+  std::printf("mean %.4f ms  median %.4f ms  std %.4f ms  min %.4f ms\n", st.mean, st.median,
+              st.std_dev, st.min);
   std::printf("arena %lld bytes (without reuse %lld bytes)\n",
               static_cast<long long>(exec->arena_bytes()),
               static_cast<long long>(exec->unplanned_bytes()));
-  if (o.profile > 0) PrintProfile(*exec, o, mean, estimator);
+  if (untuned) {
+    const RunStats base = stats_of(untuned_ms);
+    std::printf(
+        "untuned build: mean %.4f ms  median %.4f ms  std %.4f ms  min %.4f ms (%d runs, "
+        "alternating with the tuned ones)\n",
+        base.mean, base.median, base.std_dev, base.min, o.repeat);
+    const double speedup = base.median / st.median;
+    std::printf("%s is %.2fx %s than its untuned build (medians %.4f ms against %.4f ms)\n",
+                o.model.c_str(), speedup >= 1 ? speedup : 1 / speedup,
+                speedup >= 1 ? "faster" : "slower", st.median, base.median);
+    const double diff = max_relative_difference(*exec, *untuned);
+    std::printf("outputs of the two builds %s: max difference %.2g of the largest magnitude\n",
+                diff <= 1e-3 ? "agree" : "DIFFER", diff);
+  }
+  if (o.profile > 0) PrintProfile(*exec, o, st.mean, extras.estimator);
   return 0;
 }
 
@@ -316,7 +448,7 @@ Command add_run_command(CLI::App& app) {
   return [o] { return RunModel(*o); };
 }
 
-Command add_bench_command(CLI::App& app, RecordsEstimator estimator) {
+Command add_bench_command(CLI::App& app, BenchExtras extras) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "time a compiled model: mean, median, std and min of whole-model runs in ms");
@@ -329,17 +461,30 @@ Command add_bench_command(CLI::App& app, RecordsEstimator estimator) {
   add_bounded(cmd, "--profile", &o->profile, 0, 100000,
               "also time each step over --repeat runs and print the N slowest, then the time "
               "per kind of step (0: off)");
-  if (estimator) {  // kiln-runner has no store or tuner to estimate with
+  if (extras.estimator) {  // kiln-runner has no store or tuner to estimate with
     cmd->add_option("--db", o->db,
                     "with --profile: compare the run with the tuner's estimate from this store's "
                     "best records (needs --onnx)");
     cmd->add_option("--onnx", o->onnx,
-                    "with --db: the ONNX model the compiled model was made from");
+                    "with --db or --against-untuned: the ONNX model the compiled model was made "
+                    "from");
   }
-  return [o, estimator = std::move(estimator)] {
-    if (o->db.empty() != o->onnx.empty()) throw CommandError{"--db and --onnx go together"};
+  if (extras.untuned) {  // nor a compiler
+    cmd->add_flag("--against-untuned", o->against_untuned,
+                  "also compile --onnx now with kiln's default configs and time both builds, "
+                  "alternating, on the same inputs: says whether tuning made it faster");
+  }
+  return [o, extras = std::move(extras)] {
+    if (o->against_untuned && o->onnx.empty()) {
+      throw CommandError{"--against-untuned needs --onnx MODEL.onnx, the model " + o->model +
+                         " was compiled from"};
+    }
+    if (!o->db.empty() && o->onnx.empty()) throw CommandError{"--db needs --onnx"};
+    if (!o->onnx.empty() && o->db.empty() && !o->against_untuned) {
+      throw CommandError{"--onnx goes with --db (and --profile) or --against-untuned"};
+    }
     if (!o->db.empty() && o->profile == 0) throw CommandError{"--db needs --profile N"};
-    return BenchModel(*o, estimator);
+    return BenchModel(*o, extras);
   };
 }
 

@@ -7,6 +7,7 @@
 #include "cli/farm_commands.h"
 #include "cli/job_commands.h"
 #include "cli/records_estimate.h"
+#include "cli/untuned_build.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 // An AddressSanitizer build (make asan) only. LLVM installs its own alternate signal stack (a
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
   add(add_tasks_command);
   add(add_compile_command);
   add(add_run_command);
-  add([](CLI::App& a) { return add_bench_command(a, records_estimate); });
+  add([](CLI::App& a) { return add_bench_command(a, {records_estimate, untuned_build}); });
   add(add_certs_command);
   add(add_tracker_command);
   add(add_farm_command);

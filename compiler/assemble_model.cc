@@ -116,6 +116,7 @@ Status assemble_model(KernelGraph g, const Target& target, int jobs, ModelArtifa
       ModelStep step;
       step.symbol = stage.name;
       step.label = kernel.label;
+      step.config_source = kernel.config_source;
       for (size_t b = 0; b < kernel.values.size(); ++b) {
         bool used = std::count(a.reads.begin(), a.reads.end(), static_cast<int>(b)) ||
                     std::count(a.writes.begin(), a.writes.end(), static_cast<int>(b));

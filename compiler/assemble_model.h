@@ -22,6 +22,7 @@ struct Kernel {
   ir::Program program;
   std::vector<int> values;
   std::string label;
+  std::string config_source;  // a tuned operator's kernel: "tuned", "predicted" or "default"
 };
 
 struct KernelGraph {

@@ -156,10 +156,15 @@ class ModelEmitter {
                                         const std::vector<int64_t>& shape);
   Result<int> operand(const std::string& tensor, const std::vector<int64_t>& batch, bool transpose,
                       const std::string& label);
-  void add_kernel(ir::Program program, std::vector<int> values, std::string label);
+  // `config_source`: a tuned operator's kernel, where its config came from (ModelStep).
+  void add_kernel(ir::Program program, std::vector<int> values, std::string label,
+                  std::string config_source = {});
   void mark_done(const Node& node);
 
   Result<Choice> choose_config(size_t index, const ops::Workload& workload);
+  // The fastest usable record's mean time of config `index` of (tmpl, w); nullopt if none.
+  Result<std::optional<double>> recorded_seconds(const ops::Template& tmpl, const ops::Workload& w,
+                                                 int64_t index);
 
   Graph graph_;
   Target target_;
@@ -278,10 +283,12 @@ int ModelEmitter::produced_value(const std::string& tensor) {
   return id;
 }
 
-void ModelEmitter::add_kernel(ir::Program program, std::vector<int> values, std::string label) {
+void ModelEmitter::add_kernel(ir::Program program, std::vector<int> values, std::string label,
+                              std::string config_source) {
   KILN_CHECK(values.size() == program.buffers.size())
       << label << ": " << values.size() << " values for " << program.buffers.size() << " buffers";
-  kg_.kernels.push_back({std::move(program), std::move(values), std::move(label)});
+  kg_.kernels.push_back(
+      {std::move(program), std::move(values), std::move(label), std::move(config_source)});
 }
 
 void ModelEmitter::mark_done(const Node& node) {
@@ -315,6 +322,18 @@ std::vector<const Node*> ModelEmitter::absorb_chain(const std::string& anchor,
     current = next.outputs[0];
   }
   return chain;
+}
+
+Result<std::optional<double>> ModelEmitter::recorded_seconds(const ops::Template& tmpl,
+                                                             const ops::Workload& w,
+                                                             int64_t index) {
+  KILN_ASSIGN_OR_RETURN(store::UsableRecords usable,
+                        store::usable_records(*options_.store, tmpl, w, target_, options_.records));
+  std::optional<double> seconds;
+  for (const store::Record& r : usable.records) {
+    if (r.config_index == index && (!seconds || r.mean_cost() < *seconds)) seconds = r.mean_cost();
+  }
+  return seconds;
 }
 
 Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
@@ -386,6 +405,16 @@ Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
   } else if (task.config.find(text) == std::string::npos) {
     task.config += " | " + text;
   }
+  if (options_.store && !planning_ && task.count == 1) {
+    KILN_ASSIGN_OR_RETURN(task.chosen_seconds,
+                          recorded_seconds(*best.tmpl, best.workload, best.config.index()));
+    const ops::Template* fallback = fallback_template(templates);
+    KILN_ASSIGN_OR_RETURN(ops::Workload w, fallback->normalize(workload));
+    const int64_t default_index =
+        fallback->default_config(w, fallback->space(w), target_info_).index();
+    KILN_ASSIGN_OR_RETURN(task.default_seconds, recorded_seconds(*fallback, w, default_index));
+  }
+  best.source = source;
   return best;
 }
 
@@ -463,6 +492,7 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
       ir::Program program,
       choice.tmpl->instantiate(choice.workload, choice.config, target_info_, layout));
   std::string label = node.describe() + " [" + std::string(choice.tmpl->name()) + "]";
+  const std::string source(config_source_name(choice.source));
   if (packed) {
     // The kernel's data packing converts when its blocks are not the producer's (or NCHW).
     std::optional<ops::ActivationBlocks> blocks =
@@ -572,7 +602,7 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
         args.push_back(add_value(label + "/" + program.buffers[i]->name, program.buffers[i]->shape,
                                  ModelValueKind::kIntermediate));
       }
-      add_kernel(std::move(program), std::move(args), label);
+      add_kernel(std::move(program), std::move(args), label, source);
       apply_values.push_back(produced_value(result));
       add_kernel(std::move(apply), std::move(apply_values), label + " epilogue");
       done_.insert(anchor);
@@ -584,7 +614,7 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
     args.push_back(add_value(label + "/" + program.buffers[i]->name, program.buffers[i]->shape,
                              ModelValueKind::kIntermediate));
   }
-  add_kernel(std::move(program), std::move(args), label);
+  add_kernel(std::move(program), std::move(args), label, source);
   done_.insert(anchor);
   for (const Node* n : chain) mark_done(*n);
   return Status::Ok();

@@ -15,6 +15,7 @@
 //      weights ship pre-packed.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ struct CompiledTask {
   ConfigSource source = ConfigSource::kDefault;
   std::string config;  // the config's entities, as `kiln best` prints them ("a | b" when the
                        // layout plan gave its nodes different configs)
+  // With a store, from its usable records: the mean time of the config chosen (its first node's),
+  // and of the config a compile without records runs (the fallback template's default config);
+  // nullopt where that config has no successful record.
+  std::optional<double> chosen_seconds, default_seconds;
 };
 
 struct CompileReport {

@@ -90,7 +90,9 @@ json HeaderJson(const ModelArtifact& model) {
   }
   json steps = json::array();
   for (const ModelStep& s : model.steps) {
-    steps.push_back({{"symbol", s.symbol}, {"buffers", s.buffers}, {"label", s.label}});
+    json step = {{"symbol", s.symbol}, {"buffers", s.buffers}, {"label", s.label}};
+    if (!s.config_source.empty()) step["config_source"] = s.config_source;
+    steps.push_back(std::move(step));
   }
   return {{"kiln_version", model.kiln_version},
           {"target", model.target},
@@ -132,6 +134,14 @@ Status HeaderFromJson(const json& h, ModelArtifact* model, const std::string& la
     s.symbol = j.at("symbol").get<std::string>();
     s.buffers = j.at("buffers").get<std::vector<int>>();
     s.label = j.at("label").get<std::string>();
+    if (j.contains("config_source")) {
+      s.config_source = j.at("config_source").get<std::string>();
+      if (s.config_source != "tuned" && s.config_source != "predicted" &&
+          s.config_source != "default") {
+        return InvalidArgument(label + ": step '" + s.label + "' has unknown config_source '" +
+                               s.config_source + "' (expected tuned, predicted or default)");
+      }
+    }
     model->steps.push_back(std::move(s));
   }
   return Status::Ok();

@@ -57,6 +57,9 @@ struct ModelStep {
   // that this stage does not touch (it receives a null pointer).
   std::vector<int> buffers;
   std::string label;  // what it computes, for messages and profiles ("Conv conv1 + Relu")
+  // A tuned operator's kernel: where its config came from, "tuned", "predicted" or "default"
+  // (compiler/untuned_config.h); empty for every other step and in artifacts before it was kept.
+  std::string config_source;
 };
 
 struct ModelArtifact {

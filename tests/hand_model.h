@@ -85,9 +85,9 @@ inline ModelArtifact hand_model(bool second_output = false) {
   m.outputs = {9};
   if (second_output) m.outputs.push_back(8);
   m.steps = {
-      {"add", {0, 1, 2}, "t1 = x + c"},   {"scale2", {2, 3}, "t2 = 2 t1"},
-      {"addone", {3, 4}, "t3 = t2 + 1"},  {"scale2", {4, 5}, "t4 = 2 t3"},
-      {"times4", {5, 6, 7}, "t5 = 4 t4"}, {"add", {8, 0, 9}, "out = t5 + x"},
+      {"add", {0, 1, 2}, "t1 = x + c", ""},   {"scale2", {2, 3}, "t2 = 2 t1", ""},
+      {"addone", {3, 4}, "t3 = t2 + 1", ""},  {"scale2", {4, 5}, "t4 = 2 t3", ""},
+      {"times4", {5, 6, 7}, "t5 = 4 t4", ""}, {"add", {8, 0, 9}, "out = t5 + x", ""},
   };
   m.shared_object = hand_model_shared_object();
   m.constants.assign(kConstantOffset + kN, -1e30f);  // the padding must never be read
