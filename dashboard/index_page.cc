@@ -1,9 +1,11 @@
 #include "dashboard/index_page.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 
+#include "jobs/job_spec.h"
 #include "report/report_html.h"
 #include "report/svg_chart.h"
 
@@ -35,6 +37,61 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 #as-of,.note{color:#888;font-size:.9em}
 </style>)";
 
+// A job's budget in words and how far it has got: the budget reached first ends the job, so the
+// progress is the largest of its parts' fractions. "-" for a spec that cannot be read any more.
+struct BudgetText {
+  std::string budget = "-";
+  std::string progress = "-";
+  double fraction = 0;
+};
+
+BudgetText budget_of(const daemon::JobView& j) {
+  BudgetText out;
+  Result<daemon::JobSpec> spec =
+      daemon::parse_job_spec(j.row.spec, "job " + std::to_string(j.row.id), j.row.base_dir);
+  if (!spec.ok()) return out;
+  daemon::JobBudget b = spec->budget;
+  if (!b.trials && !b.trials_per_task && !b.seconds) b.trials_per_task = 1000;  // kiln tune's
+  std::string budget, reached;
+  auto part = [&](const std::string& what, double fraction, const std::string& detail) {
+    budget += (budget.empty() ? "" : ", ") + what;
+    if (fraction >= out.fraction) {
+      out.fraction = fraction;
+      reached = detail;
+    }
+  };
+  if (b.trials) {
+    part(std::to_string(*b.trials) + " trials",
+         static_cast<double>(j.progress.trials) / static_cast<double>(*b.trials),
+         std::to_string(j.progress.trials) + " of " + std::to_string(*b.trials) + " trials");
+  }
+  if (b.trials_per_task && !j.progress.tasks.empty()) {
+    int64_t done = 0;
+    for (const daemon::TaskProgress& t : j.progress.tasks) {
+      done += std::min(t.trials, *b.trials_per_task);
+    }
+    const int64_t all = *b.trials_per_task * static_cast<int64_t>(j.progress.tasks.size());
+    part(std::to_string(*b.trials_per_task) + " trials per task",
+         static_cast<double>(done) / static_cast<double>(all),
+         std::to_string(done) + " of " + std::to_string(all) + " task trials");
+  } else if (b.trials_per_task) {
+    budget +=
+        (budget.empty() ? "" : ", ") + std::to_string(*b.trials_per_task) + " trials per task";
+  }
+  if (b.seconds) {
+    part(elapsed_text(*b.seconds) + " tuning", j.row.seconds / *b.seconds,
+         elapsed_text(j.row.seconds) + " of " + elapsed_text(*b.seconds));
+  }
+  out.budget = budget;
+  out.fraction = std::min(1.0, out.fraction);
+  if (!reached.empty()) {
+    char percent[16];
+    std::snprintf(percent, sizeof percent, "%.0f %%", 100 * out.fraction);
+    out.progress = std::string(percent) + " (" + reached + ")";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string dashboard_index_html(const std::vector<daemon::JobView>& jobs, double refresh_seconds) {
@@ -53,10 +110,12 @@ std::string dashboard_index_html(const std::vector<daemon::JobView>& jobs, doubl
   } else {
     html +=
         "<table id=\"jobs\"><thead><tr><th>id</th><th>name</th><th>state</th><th>trials</th>"
-        "<th>priority</th><th>tuning time</th><th>est. latency</th></tr></thead><tbody>\n";
+        "<th>priority</th><th>tuning time</th><th>budget</th><th>progress</th>"
+        "<th>est. latency</th></tr></thead><tbody>\n";
     for (const daemon::JobView& j : jobs) {
       const std::string id = std::to_string(j.row.id);
       const std::string state = store::job_state_name(j.row.state);
+      const BudgetText budget = budget_of(j);
       std::string latency = "-";
       if (j.progress.latency_s > 0) {
         char buf[48];
@@ -73,8 +132,12 @@ std::string dashboard_index_html(const std::vector<daemon::JobView>& jobs, doubl
                    : " <span class=\"reason\">" + report::escape_xml(j.row.reason) + "</span>") +
               "</td><td class=\"num trials\">" + std::to_string(j.records) +
               "</td><td class=\"num\">" + std::to_string(j.row.priority) +
-              "</td><td class=\"num\">" + elapsed_text(j.row.seconds) + "</td><td class=\"num\">" +
-              latency + "</td></tr>\n";
+              "</td><td class=\"num\">" + elapsed_text(j.row.seconds) +
+              "</td><td class=\"budget\">" + report::escape_xml(budget.budget) +
+              "</td><td class=\"progress\"><progress max=\"1\" value=\"" +
+              std::to_string(budget.fraction) + "\"></progress> " +
+              report::escape_xml(budget.progress) + "</td><td class=\"num\">" + latency +
+              "</td></tr>\n";
     }
     html += "</tbody></table>\n";
   }

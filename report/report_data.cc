@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "builder/target.h"
+#include "exchange/target_description.h"
 #include "jobs/job_plan.h"
 #include "jobs/job_spec.h"
 #include "store/job_store.h"
@@ -149,6 +150,30 @@ TaskData task_of(const Key& key, double weight, const std::vector<const store::R
   return task;
 }
 
+// The index of (tmpl, w)'s default config on `target`; nullopt for a target this kiln cannot
+// parse (a record imported from another tool).
+std::optional<int64_t> default_index(const ops::Template& tmpl, const ops::Workload& w,
+                                     const std::string& target) {
+  Result<Target> t = builder::parse_target(target);
+  if (!t.ok()) return std::nullopt;
+  return tmpl.default_config(w, tmpl.space(w), describe(*t).template_info()).index();
+}
+
+// Each workload's fallback template among the model's tasks (what a compile without records
+// picks, compiler/layout_candidates.h): the first that is the untuned choice, else the first.
+std::map<std::string, size_t> fallback_tasks(const std::vector<tuner::ModelTask>& tasks) {
+  std::map<std::string, size_t> out;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const std::string w = tasks[i].task.workload.to_string();
+    auto [it, fresh] = out.try_emplace(w, i);
+    if (!fresh && !tasks[it->second].task.tmpl->untuned_choice() &&
+        tasks[i].task.tmpl->untuned_choice()) {
+      it->second = i;
+    }
+  }
+  return out;
+}
+
 ModelData model_of(const PlannedTasks& plan, const std::vector<std::string>& keys_target,
                    const std::map<Key, std::vector<const store::Record*>>& by_task) {
   ModelData m;
@@ -166,6 +191,9 @@ ModelData model_of(const PlannedTasks& plan, const std::vector<std::string>& key
     share.label = key_label(std::get<1>(key), std::get<2>(key));
     share.weight = t.weight;
     share.best_s = std::numeric_limits<double>::infinity();
+    share.default_s = std::numeric_limits<double>::infinity();
+    const std::optional<int64_t> default_config =
+        default_index(*t.task.tmpl, t.task.workload, keys_target[i]);
     auto it = by_task.find(key);
     if (it != by_task.end()) {
       share.trials = static_cast<int64_t>(it->second.size());
@@ -174,6 +202,9 @@ ModelData model_of(const PlannedTasks& plan, const std::vector<std::string>& key
         if (r->error_no != 0 || !store::is_comparable(*r)) continue;
         timeline.emplace_back(r, i);
         share.best_s = std::min(share.best_s, r->mean_cost());
+        if (r->config_index == default_config) {
+          share.default_s = std::min(share.default_s, r->mean_cost());
+        }
       }
     }
     m.tasks.push_back(share);
@@ -203,6 +234,13 @@ ModelData model_of(const PlannedTasks& plan, const std::vector<std::string>& key
         workload_best.try_emplace(plan.tasks[i].task.workload.to_string(), m.tasks[i].best_s);
     it->second = std::min(it->second, m.tasks[i].best_s);
   }
+  double untuned = 0;
+  bool untuned_known = !plan.tasks.empty();
+  for (const auto& [w, i] : fallback_tasks(plan.tasks)) {
+    untuned += plan.tasks[i].weight * m.tasks[i].default_s;
+    untuned_known = untuned_known && std::isfinite(m.tasks[i].default_s);
+  }
+  if (untuned_known) m.untuned_latency_s = untuned;
   std::set<std::string> counted;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const std::string w = plan.tasks[i].task.workload.to_string();

@@ -68,6 +68,9 @@ struct ModelTaskShare {
   double best_s = 0;   // best latency of one occurrence; +inf: none
   double share = 0;    // of the estimated latency (0 when it has no best, or its workload's
                        // best is another template's)
+  // The template's default config (Template::default_config, which `kiln tune` of a model
+  // measures first): its recorded latency; +inf when it has no comparable successful record.
+  double default_s = 0;
 };
 
 struct ModelData {
@@ -77,6 +80,10 @@ struct ModelData {
   std::vector<ModelTaskShare> tasks;  // in the model's task order
   double latency_s = 0;               // now
   bool complete = false;
+  // The model untuned: Σ weight x the recorded latency of the config `kiln compile` without
+  // records runs (each workload's fallback template's default config); nullopt until every
+  // workload has one.
+  std::optional<double> untuned_latency_s;
 };
 
 struct ErrorKind {

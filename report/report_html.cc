@@ -91,26 +91,88 @@ std::string header(const ReportData& d, const RenderOptions& o) {
   return out;
 }
 
-std::string model_section(const ModelData& m) {
+// What to do next: the tasks that carry most of the estimate, or the workloads not measured yet.
+std::string next_step(const ModelData& m, const std::string& db_path) {
+  std::vector<const ModelTaskShare*> by_share;
+  int unmeasured = 0;
+  for (const ModelTaskShare& t : m.tasks) {
+    if (t.share > 0) by_share.push_back(&t);
+    unmeasured += !std::isfinite(t.best_s);
+  }
+  std::string out = "<p id=\"next-step\"><b>Next:</b> ";
+  if (!m.complete) {
+    out += std::to_string(unmeasured) +
+           " tasks have no measurement yet, so the estimate leaves their workloads out: tune "
+           "the model further (<code>kiln tune " +
+           esc(m.model) + " --db " + esc(db_path) +
+           "</code>) and every task gets its default config measured first.</p>";
+    return out;
+  }
+  std::stable_sort(by_share.begin(), by_share.end(),
+                   [](const auto* a, const auto* b) { return a->share > b->share; });
+  out += "most of the estimated latency is in ";
+  double covered = 0;
+  for (size_t i = 0; i < by_share.size() && i < 3; ++i) {
+    out += std::string(i == 0                                          ? ""
+                       : i + 1 == std::min<size_t>(3, by_share.size()) ? " and "
+                                                                       : ", ") +
+           "<code>" + esc(by_share[i]->label) + "</code> (" +
+           fmt("%.0f", 100 * by_share[i]->share) + " %)";
+    covered += by_share[i]->share;
+  }
+  out += ": " + fmt("%.0f", 100 * covered) +
+         " % of it. More tuning time goes to them first (<code>kiln tune " + esc(m.model) +
+         " --db " + esc(db_path) +
+         " --time 30m</code>; the gradient scheduler picks the tasks "
+         "whose improvement lowers the estimate most).</p>";
+  return out;
+}
+
+std::string model_section(const ModelData& m, const std::string& db_path) {
   std::string out = "<h2>Model</h2>";
   out += "<p>" + esc(m.model) + ": estimated end-to-end latency " + latency_text(m.latency_s) +
          (m.complete ? "" : " (incomplete: some workloads have no measurement yet)") +
          " &mdash; &Sigma; weight &times; best latency over the model's workloads, at each "
-         "workload's best template (the task scheduler's estimate).</p>";
+         "workload's best template (the task scheduler's estimate).";
+  if (m.untuned_latency_s) {
+    out +=
+        " Untuned (each workload's default config, what <code>kiln compile</code> without "
+        "records runs): <span id=\"untuned-latency\">" +
+        latency_text(*m.untuned_latency_s) + "</span>";
+    if (m.complete && m.latency_s > 0) {
+      out += ", so tuning has made the kernels <span id=\"model-speedup\">" +
+             fmt("%.2f", *m.untuned_latency_s / m.latency_s) + "&times;</span> faster";
+    }
+    out += ".";
+  }
+  out += "</p>" + next_step(m, db_path);
+  // Only estimates over every workload are drawn: one that leaves workloads out would rise as
+  // they get measured, which is not the model getting slower.
   XYChart latency{
       "latency_vs_time", "Estimated end-to-end latency", "wall time (s)", "latency (ms)", {}};
   Series complete{"estimate", SeriesStyle::kStepLine, palette_color(0), Marker::kCircle, false, {}};
-  Series partial{"partial estimate (workloads missing)",
-                 SeriesStyle::kStepLine,
-                 palette_color(1),
-                 Marker::kCircle,
-                 true,
-                 {}};
+  double first_complete = -1, last = 0;
   for (const LatencyPoint& p : m.latency) {
-    (p.complete ? complete : partial).points.push_back({p.elapsed_s, p.latency_s * 1e3});
+    last = std::max(last, p.elapsed_s);
+    if (!p.complete) continue;
+    if (first_complete < 0) first_complete = p.elapsed_s;
+    complete.points.push_back({p.elapsed_s, p.latency_s * 1e3});
   }
   if (!complete.points.empty()) latency.series.push_back(complete);
-  if (!partial.points.empty()) latency.series.push_back(partial);
+  if (m.untuned_latency_s) {
+    Series baseline{"untuned (default configs)",
+                    SeriesStyle::kLine,
+                    palette_color(3),
+                    Marker::kCircle,
+                    true,
+                    {}};
+    baseline.points = {{0, *m.untuned_latency_s * 1e3}, {last, *m.untuned_latency_s * 1e3}};
+    latency.series.push_back(baseline);
+  }
+  if (first_complete > 0) {
+    out += "<p class=\"note\">The estimate is drawn from " + seconds_text(first_complete) +
+           " s on, when every workload had a measurement.</p>";
+  }
   out += "<div class=\"charts\">" + render_xy_chart(latency);
 
   BarChart share{"task_share",
@@ -137,13 +199,17 @@ std::string model_section(const ModelData& m) {
     share.values[0].push_back(100 * t.share);
     trials.categories.push_back(t.label);
     trials.values[0].push_back(static_cast<double>(t.trials));
+    const bool both = std::isfinite(t.best_s) && std::isfinite(t.default_s) && t.best_s > 0;
     rows += "<tr>" + td(t.label, true) + td(fmt("%g", t.weight)) + td(std::to_string(t.trials)) +
-            td(latency_text(t.best_s)) + td(fmt("%.1f %%", 100 * t.share)) + "</tr>";
+            td(latency_text(t.best_s)) + td(latency_text(t.default_s)) + "<td class=\"speedup\">" +
+            (both ? fmt("%.2f", t.default_s / t.best_s) + "&times;" : "-") + "</td>" +
+            td(fmt("%.1f %%", 100 * t.share)) + "</tr>";
   }
   out += render_bar_chart(share) + render_bar_chart(trials) + "</div>";
   out +=
-      "<table><tr><th class=\"l\">task</th><th>weight</th><th>trials</th><th>best "
-      "(one occurrence)</th><th>share</th></tr>" +
+      "<table id=\"model-tasks\"><tr><th class=\"l\">task</th><th>weight</th><th>trials</th>"
+      "<th>best (one occurrence)</th><th>default config</th><th>speedup over default</th>"
+      "<th>share</th></tr>" +
       rows + "</table>";
   return out;
 }
@@ -377,7 +443,7 @@ std::string render_page(const ReportData& d, const RenderOptions& o) {
   }
   out += "<div id=\"kiln-content\">";
   out += header(d, o);
-  if (d.model) out += model_section(*d.model);
+  if (d.model) out += model_section(*d.model, d.db_path);
   out += runs_section(d);
   if (!d.bench.empty()) out += bench_section(d.bench);
   if (!d.tasks.empty()) out += "<h2>Tasks</h2>";

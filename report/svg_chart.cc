@@ -73,6 +73,38 @@ std::string svg_open(const std::string& kind, double height) {
          num(kWidth, "%.0f") + " " + num(height, "%.0f") + "\" role=\"img\">";
 }
 
+// A bar chart's category labels: at most this many characters per line, each estimated at this
+// width (11 px sans-serif, capitals and digits included), lines this far apart.
+constexpr size_t kLabelChars = 34;
+constexpr double kLabelCharWidth = 7.2;
+constexpr double kLabelLineHeight = 13;
+
+// `label` in lines of at most `width` characters, broken after a space, ',' or ':' where one is
+// (a task label: template, then the workload's parameters), else cut; at most 4 lines, the last
+// ending in "..." when the label is longer still.
+std::vector<std::string> wrap_label(const std::string& label, size_t width) {
+  std::vector<std::string> lines;
+  size_t at = 0;
+  while (at < label.size()) {
+    if (lines.size() == 3 && label.size() - at > width) {
+      lines.push_back(label.substr(at, width - 3) + "...");
+      return lines;
+    }
+    size_t end = std::min(label.size(), at + width);
+    if (end < label.size()) {
+      const size_t brk = label.find_last_of(" ,:", end - 1);
+      if (brk != std::string::npos && brk >= at + width / 3) end = brk + 1;
+    }
+    std::string line = label.substr(at, end - at);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(line);
+    at = end;
+    while (at < label.size() && label[at] == ' ') ++at;
+  }
+  if (lines.empty()) lines.push_back("");
+  return lines;
+}
+
 std::string text(double x, double y, const std::string& content, const std::string& attrs = "") {
   return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\"" + (attrs.empty() ? "" : " " + attrs) +
          ">" + escape_xml(content) + "</text>";
@@ -309,10 +341,20 @@ std::string render_bar_chart(const BarChart& chart) {
       }
     }
   }
-  const double label_w = 230;
-  const double row_h = chart.stacked || n_ser <= 1 ? 18 : std::max(18.0, 9.0 * n_ser + 4);
+  // Labels wrap instead of being clipped: the label column is as wide as the longest line needs
+  // (at most kLabelChars characters), and a row as tall as the most lines a label takes.
+  std::vector<std::vector<std::string>> labels;
+  size_t widest = 1, most_lines = 1;
+  for (const std::string& category : chart.categories) {
+    labels.push_back(wrap_label(category, kLabelChars));
+    most_lines = std::max(most_lines, labels.back().size());
+    for (const std::string& line : labels.back()) widest = std::max(widest, line.size());
+  }
+  const double label_w = kLabelCharWidth * static_cast<double>(widest) + 10;
+  const double bar_row_h = chart.stacked || n_ser <= 1 ? 18 : std::max(18.0, 9.0 * n_ser + 4);
+  const double row_h = std::max(bar_row_h, kLabelLineHeight * static_cast<double>(most_lines) + 6);
   const double plot_h = std::max<double>(1, n_cat) * row_h;
-  const double plot_left = kLeft + label_w - 60;
+  const double plot_left = 8 + label_w;
   const double plot_w = kWidth - plot_left - kRight;
   std::vector<LegendEntry> entries;
   for (size_t s = 0; s < n_ser; ++s) {
@@ -338,9 +380,17 @@ std::string render_bar_chart(const BarChart& chart) {
     out += text(sx(t), plot_bottom + 16, tick_text(t), "text-anchor=\"middle\"");
   }
   for (size_t c = 0; c < n_cat; ++c) {
-    const std::string& label = chart.categories[c];
-    out += text(plot_left - 6, kTop + c * row_h + row_h / 2 + 4,
-                label.size() > 40 ? label.substr(0, 37) + "..." : label, "text-anchor=\"end\"");
+    const std::vector<std::string>& lines = labels[c];
+    const double first_y = kTop + c * row_h + row_h / 2 + 4 -
+                           kLabelLineHeight * (static_cast<double>(lines.size()) - 1) / 2;
+    out += "<text class=\"category\" x=\"" + num(plot_left - 6) + "\" y=\"" + num(first_y) +
+           "\" text-anchor=\"end\">";
+    for (size_t l = 0; l < lines.size(); ++l) {
+      out += "<tspan x=\"" + num(plot_left - 6) + "\"" +
+             (l == 0 ? std::string() : " dy=\"" + num(kLabelLineHeight) + "\"") + ">" +
+             escape_xml(lines[l]) + "</tspan>";
+    }
+    out += "<title>" + escape_xml(chart.categories[c]) + "</title></text>";
   }
   out += "</g>";
   out += text(plot_left + plot_w / 2, plot_bottom + 34, chart.value_label,

@@ -21,16 +21,23 @@ namespace fs = std::filesystem;
 
 const fs::path kMlp = fs::path(KILN_SHARED_DIR) / "models" / "mlp";
 
+// A small tune of the model into `db` (each task's default config first), then `kiln compile`
+// with its records into `artifact`: the compile's result (the tune's when that failed).
+testing::CommandResult tune_and_compile(const std::string& onnx, const std::string& db,
+                                        const std::string& artifact) {
+  testing::CommandResult r = testing::run_kiln(
+      "tune " + onnx + " --db " + db +
+      " --trials 6 --tuner random --number 1 --repeat 1 --cooldown-interval 0 --seed 3");
+  if (r.exit_code != 0) return r;
+  return testing::run_kiln("compile " + onnx + " --db " + db + " -o " + artifact);
+}
+
 TEST(BenchProfileCli, KindsAddUpToTheMeanAndTheEstimateIsCompared) {
   if (!fs::exists(kMlp)) GTEST_SKIP() << "no " << kMlp;
   testing::TempDir dir("kiln-bench-profile");
   const std::string onnx = (kMlp / "mlp.onnx").string(), db = dir.file("mlp.db"),
                     model = dir.file("mlp.kiln");
-  testing::CommandResult r = testing::run_kiln(
-      "tune " + onnx + " --db " + db +
-      " --trials 6 --tuner random --number 1 --repeat 1 --cooldown-interval 0 --seed 3");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = testing::run_kiln("compile " + onnx + " --db " + db + " -o " + model);
+  testing::CommandResult r = tune_and_compile(onnx, db, model);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = testing::run_kiln("bench " + model + " --threads 1 --repeat 30 --warmup 2 --profile 2 --db " +
                         db + " --onnx " + onnx);
@@ -74,11 +81,7 @@ TEST(BenchProfileCli, AgainstUntunedTimesBothBuildsInOneRun) {
   testing::TempDir dir("kiln-bench-untuned");
   const std::string onnx = (kMlp / "mlp.onnx").string(), db = dir.file("mlp.db"),
                     model = dir.file("mlp.kiln"), plain = dir.file("plain.kiln");
-  testing::CommandResult r = testing::run_kiln(
-      "tune " + onnx + " --db " + db +
-      " --trials 6 --tuner random --number 1 --repeat 1 --cooldown-interval 0 --seed 3");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = testing::run_kiln("compile " + onnx + " --db " + db + " -o " + model);
+  testing::CommandResult r = tune_and_compile(onnx, db, model);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // The tune measured each task's default config first: compile says what tuning gained.
   EXPECT_TRUE(std::regex_search(

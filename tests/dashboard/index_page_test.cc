@@ -36,6 +36,28 @@ TEST(IndexPage, OneRowPerJobWithItsLink) {
   EXPECT_NE(html.find("var ms=5000;"), std::string::npos);  // report::live_refresh_script
 }
 
+// The budget a job file gave and how far the job has got towards the part of it reached first.
+TEST(IndexPage, ShowsEachJobsBudgetAndProgress) {
+  daemon::JobView trials = job(1, "trials", store::JobState::kRunning);
+  trials.row.spec = "workloads: [\"dense:M=16,N=16,K=16\"]\nbudget: {trials: 200, time: 2h}\n";
+  trials.progress.trials = 50;  // 25 %; 3725 s of 2 h is 52 %: time is reached first
+  daemon::JobView per_task = job(2, "per task", store::JobState::kRunning);
+  per_task.row.spec = "workloads: [\"dense:M=16,N=16,K=16\"]\nbudget: {trials_per_task: 10}\n";
+  per_task.progress.tasks.resize(2);
+  per_task.progress.tasks[0].trials = 10;
+  per_task.progress.tasks[1].trials = 25;  // capped at 10: the task is done
+  daemon::JobView broken = job(3, "broken", store::JobState::kFailed);
+  broken.row.spec = "model: /nonexistent/gone.onnx\n";
+  std::string html = dashboard_index_html({trials, per_task, broken}, 0);
+  EXPECT_NE(html.find("<th>budget</th><th>progress</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"budget\">200 trials, 2h00m00s tuning</td>"), std::string::npos)
+      << html;
+  EXPECT_NE(html.find("52 % (1h02m05s of 2h00m00s)"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"budget\">10 trials per task</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("100 % (20 of 20 task trials)"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"budget\">-</td>"), std::string::npos) << html;  // unreadable
+}
+
 TEST(IndexPage, EscapesWhatTheJobFileChose) {
   std::string html =
       dashboard_index_html({job(7, "<script>alert(1)</script>\"&", store::JobState::kQueued)}, 5);

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "builder/target.h"
+#include "exchange/target_description.h"
 #include "jobs/job_plan.h"
 #include "report/bench_file.h"
 #include "report/report.h"
@@ -264,10 +265,69 @@ TEST(ReportData, ModelScopeEstimatesLatencyWithTheSchedulersSum) {
     }
   }
   std::string html = render_page(*data, {});
-  EXPECT_EQ(series_of_chart(html, "latency_vs_time", 0), 2);  // complete and partial
+  // The complete estimate only (a partial one would rise as workloads get measured); no
+  // untuned baseline: the target names no CPU this kiln knows, so no default config is known.
+  EXPECT_EQ(series_of_chart(html, "latency_vs_time", 0), 1);
+  EXPECT_FALSE(m.untuned_latency_s.has_value());
   EXPECT_EQ(series_of_chart(html, "task_share", 0), 1);
   EXPECT_EQ(series_of_chart(html, "trials_per_task", 0), 1);
   EXPECT_EQ(count_of(html, "<section class=\"task\""), static_cast<int>(tasks->size()));
+}
+
+// With each task's default config measured (what `kiln tune` of a model does first), the report
+// knows the untuned model's latency, each task's speedup over its default config, and says what
+// to tune next.
+TEST(ReportData, ModelScopeComparesWithTheDefaultConfigsAndSaysWhatIsNext) {
+  auto tasks = daemon::model_tasks(kMlp, {}, {}, "ops", true);
+  ASSERT_TRUE(tasks.ok()) << tasks.status().message();
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  const std::string target = "llvm -mcpu=znver4";
+  const auto info = describe(*builder::parse_target(target)).template_info();
+  {
+    auto store = store::open_store(path);
+    ASSERT_TRUE(store.ok());
+    std::vector<store::Record> batch;
+    double t = 1000;
+    // Every task's default config: 2 ms; then dense_pack finds another config at 1 ms.
+    for (const tuner::ModelTask& task : *tasks) {
+      const ops::Template& tmpl = *task.task.tmpl;
+      const ops::Workload& w = task.task.workload;
+      const auto space = tmpl.space(w);
+      const int64_t index = tmpl.default_config(w, space, info).index();
+      batch.push_back(
+          rec(target, std::string(tmpl.name()), w.to_string(), index, 2e-3, 0, "kiln tune", t++));
+      if (tmpl.name() == "dense_pack.x86") {
+        batch.push_back(rec(target, std::string(tmpl.name()), w.to_string(),
+                            (index + 1) % space.size(), 1e-3, 0, "kiln tune", t++));
+      }
+    }
+    ASSERT_TRUE((*store)->append(batch).ok());
+  }
+  Scope scope;
+  scope.model_path = kMlp;
+  auto data = gather_report(path, scope, {});
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  ASSERT_TRUE(data->model.has_value());
+  const ModelData& m = *data->model;
+  EXPECT_TRUE(m.complete);
+  EXPECT_NEAR(m.latency_s, 3e-3, 1e-12);
+  ASSERT_TRUE(m.untuned_latency_s.has_value());
+  EXPECT_NEAR(*m.untuned_latency_s, 6e-3, 1e-12);  // three workloads at their default's 2 ms
+  for (size_t i = 0; i < m.tasks.size(); ++i) {
+    EXPECT_NEAR(m.tasks[i].default_s, 2e-3, 1e-12) << m.tasks[i].label;
+  }
+  // The drawn estimate never rises: only complete points are drawn, each at most the one before.
+  std::string html = render_page(*data, {});
+  EXPECT_EQ(series_of_chart(html, "latency_vs_time", 0), 2);  // the estimate and the baseline
+  EXPECT_NE(html.find("data-series=\"untuned (default configs)\""), std::string::npos);
+  EXPECT_NE(html.find("<span id=\"untuned-latency\">6.0000 ms</span>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<span id=\"model-speedup\">2.00&times;</span>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"speedup\">2.00&times;</td>"), std::string::npos);
+  EXPECT_NE(html.find("<p id=\"next-step\"><b>Next:</b> most of the estimated latency is in "),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("dense_pack.x86"), std::string::npos);
 }
 
 TEST(ReportData, BenchFilesShowRatiosPerPeer) {

@@ -81,6 +81,43 @@ TEST(ReportSvgChart, EmptyDataSaysSo) {
   EXPECT_EQ(count_of(bsvg, "class=\"no-data\""), 1);
 }
 
+// A long task label wraps onto lines of at most 34 characters instead of being clipped: every
+// character of it is drawn (the template's name first), and the plot starts right of the labels.
+TEST(ReportSvgChart, LongBarLabelsWrapAndKeepEveryCharacter) {
+  const std::string label =
+      "conv2d_NCHWc.x86 conv2d:C=64,H=56,K=64,N=1,R=3,S=3,W=56,dilation=1,groups=1,pad=1,stride=1";
+  BarChart bars{"task_share",
+                "t",
+                "v",
+                {label, "dense_pack.x86 dense:K=512,M=1,N=1000,bias=1"},
+                {"share"},
+                {"#000"},
+                {{40, 60}},
+                false,
+                0};
+  std::string svg = render_bar_chart(bars);
+  std::regex tspan("<tspan x=\"([0-9.]+)\"[^>]*>([^<]*)</tspan>");
+  std::string joined;
+  int lines = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tspan); it != std::sregex_iterator();
+       ++it) {
+    const std::string text = (*it)[2];
+    EXPECT_LE(text.size(), 34u) << text;
+    if (lines < 3) joined += text;
+    ++lines;
+  }
+  std::string unspaced = label;
+  std::erase(unspaced, ' ');
+  std::erase(joined, ' ');  // a line break after a space drops it
+  EXPECT_EQ(joined, unspaced) << svg;  // the first label's three lines hold all of it
+  EXPECT_EQ(count_of(svg, "<title>" + label + "</title>"), 1);
+  // Every bar starts right of the labels' anchor.
+  std::smatch anchor, bar;
+  ASSERT_TRUE(std::regex_search(svg, anchor, tspan));
+  ASSERT_TRUE(std::regex_search(svg, bar, std::regex("<rect x=\"([0-9.]+)\" y=\"[0-9.]+\" width")));
+  EXPECT_GT(std::stod(bar[1]), std::stod(anchor[1]));
+}
+
 TEST(ReportSvgChart, NonFinitePointsAreLeftOut) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
