@@ -200,6 +200,13 @@ TEST(DashboardE2E, TokenMetricsAndPagesOfARunningJob) {
   }
   EXPECT_NE(index.dom.out.find("href=\"/job/1\">dash-small</a>"), std::string::npos)
       << index.dom.out;
+  // Rendered while the job ran: its budget and how far it had got, as text and as a bar.
+  EXPECT_NE(index.dom.out.find("<td class=\"budget\">80 trials</td>"), std::string::npos)
+      << index.dom.out;
+  EXPECT_TRUE(std::regex_search(
+      index.dom.out, std::regex("<td class=\"progress\"><progress max=\"1\" value=\"0\\.[0-9]+\">"
+                                "</progress> [0-9]+ % \\([0-9]+ of 80 trials\\)</td>")))
+      << index.dom.out;
   // The job's live view is kiln report's page of the job: its name; where its run's time went
   // (build, run, cooldown, store, tuner); its one task's best-so-far against wall time (one
   // source: the job) and against trials (with its trials as dots, failures by kind if any).
