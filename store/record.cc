@@ -56,13 +56,8 @@ bool is_environmental_failure(const Record& r) {
   }
 }
 
-namespace {
-// How canonical_measure_options spells the flag (compact JSON): what the SQL condition matches.
-constexpr std::string_view kEmulatedText = "\"emulated\":true";
-}  // namespace
-
 bool is_emulated(const Record& r) {
-  return r.measure_options.find(kEmulatedText) != std::string::npos;
+  return r.measure_options.find(kEmulatedMeasureOption) != std::string::npos;
 }
 
 std::string emulated_measure_options(const std::string& measure_options) {
@@ -73,7 +68,7 @@ std::string emulated_measure_options(const std::string& measure_options) {
   }
   options["emulated"] = true;
   Result<std::string> text = canonical_measure_options(options);
-  return text.ok() ? *text : std::string("{") + std::string(kEmulatedText) + "}";
+  return text.ok() ? *text : std::string("{") + std::string(kEmulatedMeasureOption) + "}";
 }
 
 bool is_comparable(const Record& r) {

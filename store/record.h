@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/measure_error.h"
@@ -67,8 +68,11 @@ Result<std::string> canonical_measure_options(const nlohmann::json& options);
 // crashes, a wrong answer or a failed compile stay the config's fault.
 bool is_environmental_failure(const Record& record);
 
+// What an emulated record's measure_options hold (canonical JSON, so one spelling: the SQL of
+// the stores searches for it too).
+inline constexpr std::string_view kEmulatedMeasureOption = "\"emulated\":true";
 // Whether the record was measured on an emulator (MeasureResult::emulated): its measure_options
-// hold "emulated":true. Its output was checked; its costs are not the device's speed.
+// hold kEmulatedMeasureOption. Its output was checked; its costs are not the device's speed.
 bool is_emulated(const Record& record);
 // `measure_options` (canonical text, or empty) with "emulated":true added, still canonical.
 std::string emulated_measure_options(const std::string& measure_options);

@@ -18,9 +18,9 @@ std::string comparable_sql() {
     oldest += " WHEN " + sql_quote(name) + " THEN " +
               std::to_string(ops::oldest_comparable_version(name));
   }
-  // is_emulated: measure_options holds "emulated":true (canonical JSON, so one spelling).
-  return "(measure_version >= (" + oldest +
-         " ELSE 1 END) AND measure_options NOT LIKE '%\"emulated\":true%')";
+  // is_emulated: measure_options holds kEmulatedMeasureOption (no '%', '_' or quote in it).
+  return "(measure_version >= (" + oldest + " ELSE 1 END) AND measure_options NOT LIKE " +
+         sql_quote("%" + std::string(kEmulatedMeasureOption) + "%") + ")";
 }
 
 Status decode_json_columns(const std::string& store, const std::string& entities,
