@@ -162,6 +162,8 @@ class ModelEmitter {
   void mark_done(const Node& node);
 
   Result<Choice> choose_config(size_t index, const ops::Workload& workload);
+  // The store's usable records of (tmpl, w), read once per compile.
+  Result<const store::UsableRecords*> usable(const ops::Template& tmpl, const ops::Workload& w);
   // The fastest usable record's mean time of config `index` of (tmpl, w); nullopt if none.
   Result<std::optional<double>> recorded_seconds(const ops::Template& tmpl, const ops::Workload& w,
                                                  int64_t index);
@@ -192,6 +194,7 @@ class ModelEmitter {
   bool planning_ = false;           // emitting to find the structure: configs are the defaults
   const ConvPlan* plan_ = nullptr;  // conv node -> its planned config (null when planning_)
   UntunedConfigs* untuned_ = nullptr;
+  std::map<std::pair<std::string, std::string>, store::UsableRecords> usable_;  // usable()
   ConvStructure structure_;
 };
 
@@ -324,13 +327,25 @@ std::vector<const Node*> ModelEmitter::absorb_chain(const std::string& anchor,
   return chain;
 }
 
+Result<const store::UsableRecords*> ModelEmitter::usable(const ops::Template& tmpl,
+                                                         const ops::Workload& w) {
+  auto key = std::make_pair(std::string(tmpl.name()), w.to_string());
+  auto it = usable_.find(key);
+  if (it == usable_.end()) {
+    KILN_ASSIGN_OR_RETURN(
+        store::UsableRecords records,
+        store::usable_records(*options_.store, tmpl, w, target_, options_.records));
+    it = usable_.emplace(std::move(key), std::move(records)).first;
+  }
+  return &it->second;
+}
+
 Result<std::optional<double>> ModelEmitter::recorded_seconds(const ops::Template& tmpl,
                                                              const ops::Workload& w,
                                                              int64_t index) {
-  KILN_ASSIGN_OR_RETURN(store::UsableRecords usable,
-                        store::usable_records(*options_.store, tmpl, w, target_, options_.records));
+  KILN_ASSIGN_OR_RETURN(const store::UsableRecords* usable, usable(tmpl, w));
   std::optional<double> seconds;
-  for (const store::Record& r : usable.records) {
+  for (const store::Record& r : usable->records) {
     if (r.config_index == index && (!seconds || r.mean_cost() < *seconds)) seconds = r.mean_cost();
   }
   return seconds;
@@ -360,15 +375,13 @@ Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
     if (tmpl->extra() && (!best.tmpl || !tmpl->normalize(workload).ok())) continue;
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
     if (!options_.store || planning_ || planned) continue;
-    KILN_ASSIGN_OR_RETURN(
-        store::UsableRecords usable,
-        store::usable_records(*options_.store, *tmpl, w, target_, options_.records));
-    std::optional<store::Record> record = store::fastest(usable.records);
+    KILN_ASSIGN_OR_RETURN(const store::UsableRecords* usable, usable(*tmpl, w));
+    std::optional<store::Record> record = store::fastest(usable->records);
     if (!record) continue;
     Result<ConfigEntity> config = tmpl->space(w).from_json_entities(record->entities);
     if (!config.ok()) continue;  // a record of another space version: not usable here
     if (!best.tmpl || record->mean_cost() < best_cost) {
-      best = {tmpl, w, std::move(config).value(), false, usable.origin};
+      best = {tmpl, w, std::move(config).value(), false, usable->origin};
       best_cost = record->mean_cost();
     }
   }
