@@ -395,11 +395,12 @@ Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
     if (untuned_ && !planning_) {
       KILN_ASSIGN_OR_RETURN(UntunedConfig chosen, untuned_->choose(*tmpl, w));
-      best = {tmpl, w, std::move(chosen.config)};
+      best = {tmpl, w, std::move(chosen.config), false, {}, chosen.source};
       source = chosen.source;
     } else {
       // The structure pass needs no prediction: only the blocks' structure, not the configs.
-      best = {tmpl, w, tmpl->default_config(w, tmpl->space(w), target_info_)};
+      best = {tmpl,  w,  tmpl->default_config(w, tmpl->space(w), target_info_),
+              false, {}, ConfigSource::kDefault};
     }
   }
   auto key = std::make_pair(std::string(best.tmpl->name()), best.workload.to_string());
