@@ -1,5 +1,9 @@
 #include "store/job_store.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
 #include <string_view>
 
 namespace kiln::store {
@@ -38,6 +42,39 @@ std::optional<JobState> parse_job_state(const std::string& name) {
 
 bool is_final(JobState s) {
   return s == JobState::kDone || s == JobState::kFailed || s == JobState::kCancelled;
+}
+
+const char* job_request_name(JobRequest r) {
+  switch (r) {
+    case JobRequest::kNone:
+      return "";
+    case JobRequest::kPause:
+      return "pause";
+    case JobRequest::kCancel:
+      return "cancel";
+  }
+  return "";
+}
+
+std::optional<JobRequest> parse_job_request(const std::string& name) {
+  for (JobRequest r : {JobRequest::kNone, JobRequest::kPause, JobRequest::kCancel}) {
+    if (name == job_request_name(r)) return r;
+  }
+  return std::nullopt;
+}
+
+std::string daemon_identity() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::random_device rd;
+  char random[24];
+  std::snprintf(random, sizeof random, "%08x", rd());
+  return std::string(host) + ":" + std::to_string(::getpid()) + ":" + random;
+}
+
+std::string owner_host(const std::string& owner) {
+  const size_t last = owner.rfind(':');
+  return last == std::string::npos ? owner : owner.substr(0, last);
 }
 
 namespace {

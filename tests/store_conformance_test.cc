@@ -456,6 +456,78 @@ TEST_P(StoreConformance, JobsCountTheirRecordsExactly) {
   EXPECT_EQ(*(*records)->count(f), 2);
 }
 
+// Several daemons on one store: a job has one owner at a time, through a lease that only expiry
+// (the owner died) hands to another; requests reach the owner; ends are the owner's alone.
+TEST_P(StoreConformance, JobsAreOwnedThroughLeases) {
+  auto opened = open_job_store(location_);
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  JobStore& jobs = **opened;
+  const int64_t a = *jobs.add("a", "s", "", 0, 100);
+  const int64_t b = *jobs.add("b", "s", "", 0, 100);
+
+  EXPECT_TRUE(*jobs.claim_job(a, "A", 10, 100));
+  EXPECT_FALSE(*jobs.claim_job(a, "B", 10, 105));  // A's lease holds until 110
+  Result<JobRow> row = jobs.get(a);
+  EXPECT_EQ(row->state, JobState::kRunning);
+  EXPECT_EQ(row->owner, "A");
+  EXPECT_EQ(row->lease_expires, 110);
+  EXPECT_TRUE(*jobs.claim_job(a, "A", 10, 106));  // its own: a retried claim
+  EXPECT_EQ(jobs.get(a)->lease_expires, 116);
+
+  // Renewal keeps what A owns; b is not running.
+  Result<std::vector<OwnedJob>> owned = jobs.renew_jobs("A", {a, b}, 10, 108);
+  ASSERT_TRUE(owned.ok()) << owned.status().message();
+  ASSERT_EQ(owned->size(), 1u);
+  EXPECT_EQ((*owned)[0].id, a);
+  EXPECT_EQ((*owned)[0].request, JobRequest::kNone);
+  EXPECT_EQ(jobs.get(a)->lease_expires, 118);
+
+  // A stops renewing; after expiry B takes the job over, and A can neither renew nor end it.
+  EXPECT_FALSE(*jobs.claim_job(a, "B", 10, 117));
+  EXPECT_TRUE(*jobs.claim_job(a, "B", 10, 119));
+  EXPECT_TRUE(jobs.renew_jobs("A", {a}, 10, 120)->empty());
+  EXPECT_FALSE(*jobs.release_job(a, "A", JobState::kDone, "x", 120));
+  row = jobs.get(a);
+  EXPECT_EQ(row->state, JobState::kRunning);
+  EXPECT_EQ(row->owner, "B");
+
+  // A request reaches the owner, and survives a takeover.
+  EXPECT_TRUE(*jobs.request_job(a, JobRequest::kCancel, 121));
+  owned = jobs.renew_jobs("B", {a}, 10, 122);
+  ASSERT_EQ(owned->size(), 1u);
+  EXPECT_EQ((*owned)[0].request, JobRequest::kCancel);
+  EXPECT_TRUE(*jobs.claim_job(a, "C", 10, 200));
+  EXPECT_EQ(jobs.get(a)->request, JobRequest::kCancel);
+  EXPECT_TRUE(*jobs.release_job(a, "C", JobState::kCancelled, "cancelled on request", 201));
+  row = jobs.get(a);
+  EXPECT_EQ(row->state, JobState::kCancelled);
+  EXPECT_EQ(row->owner, "");
+  EXPECT_EQ(row->request, JobRequest::kNone);
+  EXPECT_EQ(row->reason, "cancelled on request");
+  EXPECT_FALSE(*jobs.claim_job(a, "A", 10, 300));  // final
+
+  // A job nobody runs changes state only from the state it was read in.
+  EXPECT_FALSE(*jobs.request_job(b, JobRequest::kPause, 202));  // queued, not running
+  EXPECT_FALSE(*jobs.change_state(b, JobState::kRunning, JobState::kPaused, "p", 203));
+  EXPECT_TRUE(*jobs.change_state(b, JobState::kQueued, JobState::kPaused, "p", 204));
+  EXPECT_FALSE(*jobs.claim_job(b, "A", 10, 205));  // paused
+  EXPECT_TRUE(*jobs.change_state(b, JobState::kPaused, JobState::kQueued, "", 206));
+  EXPECT_TRUE(*jobs.claim_job(b, "A", 10, 207));
+  EXPECT_FALSE(*jobs.change_state(b, JobState::kRunning, JobState::kQueued, "", 208));  // owned
+
+  // A daemon alone on its store requeues what was running, owners gone.
+  EXPECT_EQ(*jobs.requeue_running(209), 1);
+  row = jobs.get(b);
+  EXPECT_EQ(row->state, JobState::kQueued);
+  EXPECT_EQ(row->owner, "");
+
+  EXPECT_FALSE(jobs.claim_job(99, "A", 10, 1).ok());
+  EXPECT_FALSE(jobs.request_job(99, JobRequest::kCancel, 1).ok());
+  EXPECT_FALSE(jobs.change_state(99, JobState::kQueued, JobState::kPaused, "", 1).ok());
+  EXPECT_FALSE(*jobs.release_job(99, "A", JobState::kDone, "", 1));
+  EXPECT_TRUE(jobs.renew_jobs("A", {}, 10, 1)->empty());
+}
+
 // kiln report reads jobs beside a running daemon: a read-only open reads, never writes, and
 // never creates a store.
 TEST_P(StoreConformance, JobsReadOnlyOpenReadsAndRefusesToWrite) {

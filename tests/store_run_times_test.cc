@@ -44,13 +44,13 @@ TEST(RunTimesStore, VersionFiveStoreMigratesKeepingEveryRecordAndJob) {
   {
     auto reader = open_store(path, /*read_only=*/true);
     ASSERT_TRUE(reader.ok()) << reader.status().message();
-    EXPECT_EQ(*(*reader)->schema_version(), 6);
+    EXPECT_EQ(*(*reader)->schema_version(), latest_schema_version());
     EXPECT_TRUE((*reader)->run_times()->empty());
   }
 
   auto store = open_store(path);
   ASSERT_TRUE(store.ok()) << store.status().message();
-  EXPECT_EQ(*(*store)->schema_version(), 6);
+  EXPECT_EQ(*(*store)->schema_version(), latest_schema_version());
   EXPECT_EQ(*(*store)->count(), 1);
   EXPECT_TRUE((*store)->run_times()->empty());
   ASSERT_TRUE((*store)->add_run_times(make_run_times("r", "dense:K=16,M=16,N=32", 1)).ok());

@@ -70,12 +70,12 @@ TEST(SqliteStoreTest, SchemaIsVersionedAndMarked) {
     auto store = open_or_die(path);
     ASSERT_TRUE(store);
     EXPECT_EQ(*store->schema_version(), latest_schema_version());
-    EXPECT_EQ(latest_schema_version(), 6);
+    EXPECT_EQ(latest_schema_version(), 7);
   }
   auto db = sqlite::Database::open(path, true, 1000);
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(*(*db)->query_int("PRAGMA application_id"), kApplicationId);
-  EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 6);
+  EXPECT_EQ(*(*db)->query_int("PRAGMA user_version"), 7);
   // Opening again does not re-run migrations (the table exists: it would fail).
   EXPECT_TRUE(open_or_die(path) != nullptr);
 }

@@ -3,11 +3,14 @@
 #include <libpq-fe.h>
 #include <spdlog/spdlog.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <thread>
 
 namespace kiln::store::postgres {
@@ -255,6 +258,16 @@ Status Connection::transaction(const std::string& token, const std::function<Sta
     spdlog::warn("{} (retrying, attempt {})", s.message(), tries + 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20 * tries, 500)));
   }
+}
+
+std::string unique_commit_token() {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t salt =
+      std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return std::string(host) + "/" + std::to_string(::getpid()) + "/" + std::to_string(salt) + "/" +
+         std::to_string(counter++);
 }
 
 std::string redact_password(const std::string& uri) {

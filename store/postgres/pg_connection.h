@@ -109,6 +109,10 @@ class Connection {
   bool last_error_retryable_ = false;
 };
 
+// A commit token (Connection::transaction) no other transaction of any process has: host, pid,
+// random bits and a counter.
+std::string unique_commit_token();
+
 // `uri` with its password (user:PASSWORD@ or password=...) replaced by "***".
 std::string redact_password(const std::string& uri);
 

@@ -11,6 +11,7 @@
 namespace kiln::store::postgres {
 
 class Connection;
+class Tx;
 
 class PgJobStore final : public JobStore {
  public:
@@ -30,10 +31,21 @@ class PgJobStore final : public JobStore {
   Status add_seconds(int64_t id, double seconds, double now) override;
   Result<int64_t> count_records(int64_t id) override;
   Result<int64_t> requeue_running(double now) override;
+  Result<bool> claim_job(int64_t id, const std::string& owner, double lease_s,
+                         double now) override;
+  Result<std::vector<OwnedJob>> renew_jobs(const std::string& owner,
+                                           const std::vector<int64_t>& ids, double lease_s,
+                                           double now) override;
+  Result<bool> release_job(int64_t id, const std::string& owner, JobState state,
+                           const std::string& reason, double now) override;
+  Result<bool> request_job(int64_t id, JobRequest request, double now) override;
+  Result<bool> change_state(int64_t id, JobState expected, JobState state,
+                            const std::string& reason, double now) override;
 
  private:
   explicit PgJobStore(std::unique_ptr<Connection> c);
   Status check_writable(const char* what) const;
+  static Status exists_in(Tx& tx, int64_t id);  // "no job N" unless it exists
   std::mutex mu_;
   std::unique_ptr<Connection> c_;
 };

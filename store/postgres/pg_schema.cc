@@ -82,6 +82,15 @@ CREATE TABLE kiln_commits (
 );
 )sql";
 
+// Version 2 (SQLite store version 7): jobs are owned by the daemon running them through a
+// lease it renews, and carry what a client of another daemon asked of them (pause, cancel).
+// ADD COLUMN with a constant default rewrites no row.
+constexpr const char* kPgSchemaV2 = R"sql(
+ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN lease_expires DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN request TEXT NOT NULL DEFAULT '';
+)sql";
+
 // The advisory lock key of schema changes ("kiln" in ASCII).
 constexpr const char* kSchemaLock = "SELECT pg_advisory_xact_lock(1802071150)";
 
@@ -130,6 +139,7 @@ Status check_identity(const Connection& c, const Identity& id, int latest) {
 const std::vector<PgMigration>& pg_schema_migrations() {
   static const std::vector<PgMigration> kMigrations = {
       {1, "initial schema: records, leases, jobs, run_times (SQLite store version 6)", kPgSchemaV1},
+      {2, "jobs: owner, lease and request (several daemons on one store)", kPgSchemaV2},
   };
   return kMigrations;
 }

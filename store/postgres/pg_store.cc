@@ -1,9 +1,7 @@
 #include "store/postgres/pg_store.h"
 
-#include <unistd.h>
 
 #include <atomic>
-#include <random>
 
 #include "store/formats/py_json.h"
 #include "store/postgres/pg_connection.h"
@@ -78,16 +76,6 @@ PgWhere pg_where_of(const RecordFilter& f) {
   return w;
 }
 
-// A token no other transaction of any process has: host, pid, a counter and random bits.
-std::string commit_token() {
-  static std::atomic<uint64_t> counter{0};
-  static const uint64_t salt =
-      std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return std::string(host) + "/" + std::to_string(::getpid()) + "/" + std::to_string(salt) + "/" +
-         std::to_string(counter++);
-}
 
 constexpr const char* kUpsertRunTimes =
     "INSERT INTO run_times (run, target, task_name, workload, source, started, updated, trials, "
@@ -151,7 +139,7 @@ Status PgStore::append(const std::vector<Record>& batch, const std::string& leas
   KILN_RETURN_IF_ERROR(validate_batch(path(), batch));
   if (batch.empty()) return Status::Ok();
   std::lock_guard<std::mutex> lock(mu_);
-  return c_->transaction(commit_token(), [&](Tx& tx) -> Status {
+  return c_->transaction(unique_commit_token(), [&](Tx& tx) -> Status {
     KILN_RETURN_IF_ERROR(tx.exec(kAppendLock).status());
     for (const Record& r : batch) {
       std::optional<double> mean_cost;
@@ -345,7 +333,7 @@ Result<std::vector<Lease>> PgStore::leases(const TaskKey& task) {
 Status PgStore::add_run_times(const RunTimes& delta) {
   KILN_RETURN_IF_ERROR(check_run_times(delta));
   std::lock_guard<std::mutex> lock(mu_);
-  return c_->transaction(commit_token(), [&](Tx& tx) { return upsert_run_times(tx, delta); });
+  return c_->transaction(unique_commit_token(), [&](Tx& tx) { return upsert_run_times(tx, delta); });
 }
 
 Result<std::vector<RunTimes>> PgStore::run_times(const std::optional<std::string>& source) {

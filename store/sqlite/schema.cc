@@ -114,6 +114,16 @@ CREATE TABLE run_times (
 CREATE INDEX run_times_by_source ON run_times (source);
 )sql";
 
+// Version 7. Jobs are owned (store/job_store.h): the daemon running a job, until when its lease
+// holds, and what was asked of it (pause, cancel) by a client of another daemon. ADD COLUMN
+// rewrites no row: every job is kept, a running one with no owner (the daemon starting requeues
+// it, as before).
+constexpr const char* kSchemaV7 = R"sql(
+ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN lease_expires REAL NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN request TEXT NOT NULL DEFAULT '';
+)sql";
+
 std::string prefix(const sqlite::Database& db) { return "record store '" + db.path() + "': "; }
 
 // Reads (version, application_id, number of user tables).
@@ -209,6 +219,7 @@ const std::vector<Migration>& schema_migrations() {
       {4, "records carry the version of the measurement semantics they ran under", kSchemaV4},
       {5, "jobs of kiln serve; records indexed by source", kSchemaV5},
       {6, "run_times: where each tuning run's time went, per task", kSchemaV6},
+      {7, "jobs: owner, lease and request (several daemons on one store)", kSchemaV7},
   };
   return kMigrations;
 }

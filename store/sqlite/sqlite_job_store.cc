@@ -11,13 +11,23 @@ namespace kiln::store::sqlite {
 namespace {
 
 constexpr const char* kJobColumns =
-    "id, name, spec, base_dir, priority, state, reason, seconds, submitted, updated";
+    "id, name, spec, base_dir, priority, state, reason, seconds, submitted, updated, owner, "
+    "lease_expires, request";
+
+Status unknown_request(const Database& db, int64_t id, const std::string& name) {
+  return InvalidArgument("record store '" + db.path() + "': job " + std::to_string(id) +
+                         " has an unknown request '" + name + "'");
+}
 
 Result<JobRow> row_to_job(const Database& db, const Statement& row) {
   JobRow j;
   std::string state_name;
+  std::string request_name;
   row.read_row(j.id, j.name, j.spec, j.base_dir, j.priority, state_name, j.reason, j.seconds,
-               j.submitted, j.updated);
+               j.submitted, j.updated, j.owner, j.lease_expires, request_name);
+  std::optional<JobRequest> request = parse_job_request(request_name);
+  if (!request) return unknown_request(db, j.id, request_name);
+  j.request = *request;
   std::optional<JobState> state = parse_job_state(state_name);
   if (!state) {
     return InvalidArgument("record store '" + db.path() + "': job " + std::to_string(j.id) +
@@ -121,11 +131,93 @@ Result<int64_t> SqliteJobStore::count_records(int64_t id) {
 Result<int64_t> SqliteJobStore::requeue_running(double now) {
   std::lock_guard<std::mutex> lock(mu_);
   KILN_ASSIGN_OR_RETURN(Statement stmt,
-                        db_->prepare("UPDATE jobs SET state = 'queued', updated = ? "
-                                     "WHERE state = 'running'"));
+                        db_->prepare("UPDATE jobs SET state = 'queued', updated = ?, owner = '', "
+                                     "lease_expires = 0, request = '' WHERE state = 'running'"));
   stmt.bind(1, now);
   KILN_RETURN_IF_ERROR(stmt.run());
   return db_->changes();
+}
+
+Status SqliteJobStore::check_exists(int64_t id) {
+  KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare("SELECT 1 FROM jobs WHERE id = ?"));
+  stmt.bind(1, id);
+  KILN_ASSIGN_OR_RETURN(bool found, stmt.step());
+  return found ? Status::Ok() : InvalidArgument("no job " + std::to_string(id));
+}
+
+Result<bool> SqliteJobStore::claim_job(int64_t id, const std::string& owner, double lease_s,
+                                       double now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(
+      Statement stmt,
+      db_->prepare("UPDATE jobs SET state = 'running', owner = ?, lease_expires = ?, "
+                   "reason = '', updated = ? WHERE id = ? AND (state = 'queued' OR "
+                   "(state = 'running' AND (lease_expires < ? OR owner = ?)))"));
+  stmt.bind_all(1, owner, now + lease_s, now, id, now, owner);
+  KILN_RETURN_IF_ERROR(stmt.run());
+  if (db_->changes() > 0) return true;
+  KILN_RETURN_IF_ERROR(check_exists(id));
+  return false;
+}
+
+Result<std::vector<OwnedJob>> SqliteJobStore::renew_jobs(const std::string& owner,
+                                                         const std::vector<int64_t>& ids,
+                                                         double lease_s, double now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(Statement stmt,
+                        db_->prepare("UPDATE jobs SET lease_expires = ? WHERE id = ? AND "
+                                     "owner = ? AND state = 'running' RETURNING request"));
+  std::vector<OwnedJob> owned;
+  for (int64_t id : ids) {
+    stmt.reset();
+    stmt.bind_all(1, now + lease_s, id, owner);
+    KILN_ASSIGN_OR_RETURN(bool row, stmt.step());
+    if (!row) continue;
+    const std::string name = stmt.column_text(0);
+    KILN_RETURN_IF_ERROR(stmt.run());
+    std::optional<JobRequest> request = parse_job_request(name);
+    if (!request) return unknown_request(*db_, id, name);
+    owned.push_back({id, *request});
+  }
+  return owned;
+}
+
+Result<bool> SqliteJobStore::release_job(int64_t id, const std::string& owner, JobState state,
+                                         const std::string& reason, double now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(Statement stmt,
+                        db_->prepare("UPDATE jobs SET state = ?, reason = ?, updated = ?, "
+                                     "owner = '', lease_expires = 0, request = '' "
+                                     "WHERE id = ? AND owner = ? AND state = 'running'"));
+  stmt.bind_all(1, std::string_view(job_state_name(state)), reason, now, id, owner);
+  KILN_RETURN_IF_ERROR(stmt.run());
+  return db_->changes() > 0;
+}
+
+Result<bool> SqliteJobStore::request_job(int64_t id, JobRequest request, double now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(Statement stmt,
+                        db_->prepare("UPDATE jobs SET request = ?, updated = ? "
+                                     "WHERE id = ? AND state = 'running'"));
+  stmt.bind_all(1, std::string_view(job_request_name(request)), now, id);
+  KILN_RETURN_IF_ERROR(stmt.run());
+  if (db_->changes() > 0) return true;
+  KILN_RETURN_IF_ERROR(check_exists(id));
+  return false;
+}
+
+Result<bool> SqliteJobStore::change_state(int64_t id, JobState expected, JobState state,
+                                          const std::string& reason, double now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_ASSIGN_OR_RETURN(Statement stmt,
+                        db_->prepare("UPDATE jobs SET state = ?, reason = ?, updated = ? "
+                                     "WHERE id = ? AND state = ? AND owner = ''"));
+  stmt.bind_all(1, std::string_view(job_state_name(state)), reason, now, id,
+                std::string_view(job_state_name(expected)));
+  KILN_RETURN_IF_ERROR(stmt.run());
+  if (db_->changes() > 0) return true;
+  KILN_RETURN_IF_ERROR(check_exists(id));
+  return false;
 }
 
 }  // namespace kiln::store::sqlite

@@ -31,9 +31,20 @@ class SqliteJobStore final : public JobStore {
   Status add_seconds(int64_t id, double seconds, double now) override;
   Result<int64_t> count_records(int64_t id) override;
   Result<int64_t> requeue_running(double now) override;
+  Result<bool> claim_job(int64_t id, const std::string& owner, double lease_s,
+                         double now) override;
+  Result<std::vector<OwnedJob>> renew_jobs(const std::string& owner,
+                                           const std::vector<int64_t>& ids, double lease_s,
+                                           double now) override;
+  Result<bool> release_job(int64_t id, const std::string& owner, JobState state,
+                           const std::string& reason, double now) override;
+  Result<bool> request_job(int64_t id, JobRequest request, double now) override;
+  Result<bool> change_state(int64_t id, JobState expected, JobState state,
+                            const std::string& reason, double now) override;
 
  private:
   explicit SqliteJobStore(std::unique_ptr<Database> db);
+  Status check_exists(int64_t id);  // REQUIRES mu_ held
   std::mutex mu_;
   std::unique_ptr<Database> db_;
 };
