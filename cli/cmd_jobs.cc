@@ -20,6 +20,7 @@
 #include "daemon/tuner_service.h"
 #include "dashboard/server.h"
 #include "jobs/job_spec.h"
+#include "store/open_store.h"
 
 namespace kiln::cli {
 
@@ -51,6 +52,7 @@ nlohmann::ordered_json job_json(const v1::JobStatus& j) {
   out["name"] = j.name();
   out["state"] = j.state();
   out["reason"] = j.reason();
+  out["host"] = j.host();  // the daemon running it; "" when not running
   out["priority"] = j.priority();
   out["records"] = j.records();
   out["trials"] = j.trials();
@@ -82,9 +84,10 @@ std::vector<std::string> watch_lines(const v1::JobStatus& j) {
                   j.latency_complete() ? "" : ">= ", j.estimated_latency_ms());
     latency = buf;
   }
+  const std::string state = j.state() + (j.host().empty() ? "" : " on " + j.host());
   std::snprintf(buf, sizeof buf, "job %lld%s%s%s: %s%s | %lld records | %s | est. latency %s",
                 static_cast<long long>(j.job_id()), j.name().empty() ? "" : " (", j.name().c_str(),
-                j.name().empty() ? "" : ")", j.state().c_str(),
+                j.name().empty() ? "" : ")", state.c_str(),
                 j.reason().empty() ? "" : (" (" + j.reason() + ")").c_str(),
                 static_cast<long long>(j.records()), duration_text(j.seconds()).c_str(),
                 latency.c_str());
@@ -112,9 +115,18 @@ Command add_serve_command(CLI::App& app) {
       "serve",
       "run tuning jobs (kiln submit) from a queue kept in the record store; killed at any "
       "moment, it resumes them when started again");
-  cmd->add_option("--db", o->db, "SQLite record store: records and jobs (created if absent)");
+  cmd->add_option("--db", o->db,
+                  "record store: records and jobs; a SQLite file (created if absent, one daemon "
+                  "per file) or postgresql://USER@HOST:PORT/DB, a team's store that several "
+                  "daemons share (README: Team store)");
   add_server_options(cmd, &o->listen, &o->certs_dir, &o->insecure);
   cmd->get_option("--listen")->default_str(kDefaultServeAddress);
+  cmd->add_option("--job-lease", o->job_lease_s,
+                  "seconds a running job stays this daemon's without a renewal (renewed every "
+                  "quarter of it): on a shared store, another daemon takes over the jobs of one "
+                  "that died this long after")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->default_str("30");
   add_bounded(cmd, "--jobs", &o->max_jobs, 1, 1024,
               "jobs run at once (their local measurements still take turns, by priority)");
   cmd->add_option("--http", o->http.listen,
@@ -133,6 +145,16 @@ Command add_serve_command(CLI::App& app) {
   return [o, log] {
     start_log("kiln serve", *log);
     o->worker_binary = self_binary();
+    // sqlite://PATH is the file PATH: the lock, the exports' default directory and the
+    // dashboard's token are beside it.
+    if (std::optional<std::string> file = store::sqlite_file(o->db)) o->db = *file;
+    if (store::is_postgres_location(o->db) && !o->http.listen.empty() &&
+        o->http.token_file.empty() && o->certs_dir.empty()) {
+      std::fprintf(stderr,
+                   "kiln serve: --http on a PostgreSQL store needs --http-token-file or --certs "
+                   "(there is no store file to keep the token beside)\n");
+      return 2;
+    }
     if (!o->http.listen.empty()) {
       o->http.certs_dir = o->certs_dir;
       o->http.db = o->db;
@@ -216,13 +238,14 @@ Command add_jobs_command(CLI::App& app) {
       std::printf("%s\n", all.dump().c_str());
       return 0;
     }
-    std::printf("%4s  %-9s %4s %8s %8s  %-20s %s\n", "ID", "STATE", "PRI", "RECORDS", "TIME",
-                "NAME", "REASON");
+    std::printf("%4s  %-9s %4s %8s %8s  %-20s %-24s %s\n", "ID", "STATE", "PRI", "RECORDS",
+                "TIME", "NAME", "HOST", "REASON");
     for (const v1::JobStatus& j : reply.jobs()) {
-      std::printf("%4lld  %-9s %4lld %8lld %8s  %-20s %s\n", static_cast<long long>(j.job_id()),
-                  j.state().c_str(), static_cast<long long>(j.priority()),
-                  static_cast<long long>(j.records()), duration_text(j.seconds()).c_str(),
-                  j.name().empty() ? "-" : j.name().c_str(), j.reason().c_str());
+      std::printf("%4lld  %-9s %4lld %8lld %8s  %-20s %-24s %s\n",
+                  static_cast<long long>(j.job_id()), j.state().c_str(),
+                  static_cast<long long>(j.priority()), static_cast<long long>(j.records()),
+                  duration_text(j.seconds()).c_str(), j.name().empty() ? "-" : j.name().c_str(),
+                  j.host().empty() ? "-" : j.host().c_str(), j.reason().c_str());
     }
     return 0;
   };

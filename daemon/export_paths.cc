@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "common/safe_file.h"
+#include "store/open_store.h"
 
 namespace kiln::daemon {
 
@@ -46,6 +47,10 @@ Status check_export_path(const std::string& field, const std::string& path,
   const fs::path resolved = dir / name;
 
   std::vector<std::string> allowed = policy.allowed_dirs;
+  if (allowed.empty() && store::is_postgres_location(policy.store)) {
+    return refuse("this kiln serve has no directory to write exports to: on a PostgreSQL store "
+                  "name one with kiln serve --export-dir");
+  }
   if (allowed.empty()) {
     fs::path store_dir = fs::absolute(policy.store, ec).parent_path();
     allowed.push_back(store_dir.string());

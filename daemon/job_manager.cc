@@ -69,13 +69,15 @@ Result<std::unique_ptr<JobManager>> JobManager::open(JobManagerOptions options) 
   // second daemon is refused whatever path reaches the file: a symlink, a hard link, "./".
   // The kernel drops the lock with the process, however it ends.
   const std::string& db = m->options_.db;
+  if (m->options_.job_lease_s <= 0) return InvalidArgument("the job lease must be positive");
   if (store::is_postgres_location(db)) {
-    // Several daemons on one server would share its queue; until jobs are owned through leases,
-    // two could run one job and measure its configs twice.
-    return InvalidArgument("--db " + db.substr(0, db.find("://") + 3) +
-                           "...: kiln serve does not run on a PostgreSQL store yet (its job queue "
-                           "has no owner leases); kiln tune, compile, best, import, export and "
-                           "store copy do");
+    // A team's store: every daemon on it shares the queue; jobs are owned through leases.
+    m->shared_store_ = true;
+    KILN_ASSIGN_OR_RETURN(m->jobs_, store::open_job_store(db));
+    KILN_ASSIGN_OR_RETURN(m->records_, store::open_store(db));
+    m->log("daemon " + store::owner_host(m->owner_) + " on a shared store: jobs left running by a " +
+           "daemon that stopped are taken over when their leases expire");
+    return m;
   }
   m->lock_fd_ = ::open(db.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   if (m->lock_fd_ < 0)
@@ -129,8 +131,7 @@ void JobManager::schedule_loop() {
   }
 }
 
-void JobManager::schedule_once(std::unique_lock<std::mutex>& lock) {
-  (void)lock;
+void JobManager::reap_finished() {
   for (auto it = running_.begin(); it != running_.end();) {
     if (it->second->finished) {
       it->second->thread.join();
@@ -139,46 +140,194 @@ void JobManager::schedule_once(std::unique_lock<std::mutex>& lock) {
       ++it;
     }
   }
-  Result<std::vector<store::JobRow>> rows = jobs_->list();
-  if (!rows.ok()) {
-    log("cannot read the jobs: " + rows.status().message());
-    return;
+}
+
+void JobManager::write_pending_ends() {
+  std::map<int64_t, PendingEnd> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending = pending_;
   }
-  std::vector<const store::JobRow*> candidates;
-  for (const store::JobRow& row : *rows) {
-    bool active = running_.count(row.id) > 0;
-    if (row.state == store::JobState::kQueued || active) candidates.push_back(&row);
-  }
-  std::sort(candidates.begin(), candidates.end(), [](const auto* a, const auto* b) {
-    return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
-  });
-  size_t slots = static_cast<size_t>(options_.max_jobs);
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const store::JobRow& row = *candidates[i];
-    auto it = running_.find(row.id);
-    bool wanted = i < slots;
-    if (it != running_.end()) {
-      if (!wanted && it->second->reason == StopReason::kNone) {
-        it->second->reason = StopReason::kPreempt;
-        it->second->stop.request_stop();
-        log(job_name(row.id) + ": preempted by a job of higher priority");
-      }
-      continue;
-    }
-    if (!wanted || running_.size() >= slots) continue;
-    Status s = jobs_->set_state(row.id, store::JobState::kRunning, "", now_s());
-    if (!s.ok()) {
-      log(job_name(row.id) + ": cannot start: " + s.message());
-      continue;
-    }
-    auto r = std::make_unique<Running>();
-    r->priority = row.priority;
-    Running* raw = r.get();
-    running_[row.id] = std::move(r);
-    raw->thread = std::thread([this, id = row.id] { run_job(id); });
-    log(job_name(row.id) + ": started");
+  for (const auto& [id, end] : pending) {
+    Result<bool> written = jobs_->release_job(id, owner_, end.state, end.reason, now_s());
+    if (!written.ok()) return;  // the store is still unreachable: the next round tries again
+    log(job_name(id) + (*written ? ": " + std::string(store::job_state_name(end.state)) +
+                                       " (written now that the store is back)"
+                                 : ": taken over by another daemon before its end here could "
+                                   "be written; that one resumes it"));
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.erase(id);
     changed();
   }
+}
+
+void JobManager::renew_leases(std::unique_lock<std::mutex>& lock) {
+  const double now = now_s();
+  if (now - last_renew_ < options_.job_lease_s / 4) return;
+  std::vector<int64_t> ids;
+  for (const auto& [id, r] : running_) {
+    if (!r->finished) ids.push_back(id);
+  }
+  if (ids.empty()) {
+    last_renew_ = now;
+    return;
+  }
+  lock.unlock();
+  Result<std::vector<store::OwnedJob>> owned =
+      jobs_->renew_jobs(owner_, ids, options_.job_lease_s, now);
+  lock.lock();
+  if (!owned.ok()) {
+    log("cannot renew the leases of this daemon's jobs: " + owned.status().message());
+    return;
+  }
+  last_renew_ = now;
+  std::set<int64_t> kept;
+  for (const store::OwnedJob& o : *owned) kept.insert(o.id);
+  for (int64_t id : ids) {
+    auto it = running_.find(id);
+    if (kept.count(id) || it == running_.end() || it->second->finished) continue;
+    // Its lease expired (this daemon could not renew it in time) and another daemon claimed it:
+    // that one runs it now. Stop here, after the batch in flight (its configs stay claimed).
+    it->second->reason = StopReason::kLost;
+    it->second->stop.request_stop();
+    log(job_name(id) + ": taken over by another daemon (this one's lease had expired); stopping");
+  }
+}
+
+void JobManager::schedule_once(std::unique_lock<std::mutex>& lock) {
+  reap_finished();
+  lock.unlock();
+  write_pending_ends();
+  Result<std::vector<store::JobRow>> rows = jobs_->list();
+  lock.lock();
+  if (draining_) return;
+  if (!rows.ok()) {
+    if (rows.status().message() != last_store_error_) {
+      log("cannot read the jobs: " + rows.status().message());
+      last_store_error_ = rows.status().message();
+    }
+    return;
+  }
+  last_store_error_.clear();
+  // Watchers of a job another daemon runs see its changes through the store.
+  size_t signature = 0;
+  for (const store::JobRow& row : *rows) {
+    signature = signature * 1000003 ^
+                std::hash<std::string>{}(std::to_string(row.id) + job_state_name(row.state) +
+                                         std::to_string(row.updated) + row.owner +
+                                         store::job_request_name(row.request));
+  }
+  if (signature != jobs_signature_) {
+    jobs_signature_ = signature;
+    changed();
+  }
+  renew_leases(lock);
+  if (draining_) return;
+
+  const double now = now_s();
+  std::vector<const store::JobRow*> candidates;  // to start: claimable, or ours
+  std::vector<const store::JobRow*> waiting;     // claimable, and waiting long enough to preempt
+  std::vector<const store::JobRow*> victims;     // running, the team's (the lowest first)
+  for (const store::JobRow& row : *rows) {
+    auto it = running_.find(row.id);
+    const bool active = it != running_.end();
+    if (active && row.request != store::JobRequest::kNone &&
+        it->second->reason == StopReason::kNone) {
+      // Asked through another daemon.
+      it->second->reason =
+          row.request == store::JobRequest::kPause ? StopReason::kPause : StopReason::kCancel;
+      it->second->stop.request_stop();
+    }
+    const bool claimable =
+        !active && !pending_.count(row.id) &&
+        (row.state == store::JobState::kQueued ||
+         (row.state == store::JobState::kRunning && row.owner != owner_ &&
+          row.lease_expires < now));
+    if (active || claimable) candidates.push_back(&row);
+    // On a shared store a daemon with a free slot takes a new job first: a job preempts only
+    // once it has waited.
+    if (claimable && (!shared_store_ || now - row.updated >= kTeamPreemptGraceS)) {
+      waiting.push_back(&row);
+    }
+    if (active || (row.state == store::JobState::kRunning && !claimable && row.owner != owner_)) {
+      victims.push_back(&row);
+    }
+  }
+  auto first_served = [](const auto* a, const auto* b) {
+    return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
+  };
+  std::sort(candidates.begin(), candidates.end(), first_served);
+  std::sort(waiting.begin(), waiting.end(), first_served);
+  std::sort(victims.begin(), victims.end(), [&](const auto* a, const auto* b) {
+    return first_served(b, a);
+  });
+  const size_t slots = static_cast<size_t>(options_.max_jobs);
+  // Preemption: the k-th waiting job (the highest first) displaces the k-th running job of the
+  // team (the lowest first) when its priority is higher. Every daemon computes the same pairs
+  // from the same rows, so one job is preempted per waiting job, by the daemon that runs it. A
+  // daemon alone on its store first gives the waiting jobs its free slots.
+  const size_t free_slots =
+      shared_store_ ? 0 : slots - std::min(slots, running_.size());
+  for (size_t k = 0; k + free_slots < waiting.size() && k < victims.size(); ++k) {
+    const store::JobRow& victim = *victims[k];
+    if (waiting[k + free_slots]->priority <= victim.priority) break;
+    auto it = running_.find(victim.id);
+    if (it != running_.end() && it->second->reason == StopReason::kNone) {
+      it->second->reason = StopReason::kPreempt;
+      it->second->stop.request_stop();
+      log(job_name(victim.id) + ": preempted by a job of higher priority");
+    }
+  }
+  for (size_t i = 0; i < candidates.size() && i < slots; ++i) {
+    if (draining_ || running_.size() >= slots) break;
+    if (running_.count(candidates[i]->id)) continue;
+    claim_and_start(lock, *candidates[i]);
+  }
+}
+
+void JobManager::claim_and_start(std::unique_lock<std::mutex>& lock, const store::JobRow& row) {
+  lock.unlock();
+  Result<bool> claimed = jobs_->claim_job(row.id, owner_, options_.job_lease_s, now_s());
+  // A request made of a dead owner (pause, cancel) is carried out rather than run.
+  Result<bool> ended = false;
+  if (claimed.ok() && *claimed && row.request != store::JobRequest::kNone) {
+    const bool pause = row.request == store::JobRequest::kPause;
+    ended = jobs_->release_job(row.id, owner_,
+                               pause ? store::JobState::kPaused : store::JobState::kCancelled,
+                               pause ? "paused on request" : "cancelled on request", now_s());
+  }
+  lock.lock();
+  if (!claimed.ok()) {
+    log(job_name(row.id) + ": cannot start: " + claimed.status().message());
+    return;
+  }
+  if (!*claimed) return;  // another daemon was first
+  if (!ended.ok() || *ended) {
+    log(job_name(row.id) + (ended.ok() ? ": " + std::string(store::job_request_name(row.request)) +
+                                             " request of its previous daemon carried out"
+                                       : ": cannot end it: " + ended.status().message()));
+    changed();
+    return;
+  }
+  if (draining_) {
+    lock.unlock();
+    Result<bool> released = jobs_->release_job(
+        row.id, owner_, store::JobState::kQueued, "the daemon stopped; resumes on restart", now_s());
+    (void)released;  // if not, its lease expires and another daemon (or the next) takes it
+    lock.lock();
+    return;
+  }
+  auto r = std::make_unique<Running>();
+  r->priority = row.priority;
+  Running* raw = r.get();
+  running_[row.id] = std::move(r);
+  raw->thread = std::thread([this, id = row.id] { run_job(id); });
+  const bool taken_over = row.state == store::JobState::kRunning && !row.owner.empty();
+  log(job_name(row.id) + ": started" +
+      (shared_store_ ? " on " + store::owner_host(owner_) : std::string()) +
+      (taken_over ? " (taken over from " + store::owner_host(row.owner) + ", whose lease expired)"
+                  : std::string()));
+  changed();
 }
 
 void JobManager::run_job(int64_t id) {
@@ -189,14 +338,18 @@ void JobManager::run_job(int64_t id) {
   }
   std::string summary;
   Result<bool> finished = run_job_body(id, *running, &summary);
-  std::lock_guard<std::mutex> lock(mu_);
   store::JobState state = store::JobState::kDone;
   std::string reason = summary;
+  StopReason stopped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped = running->reason;
+  }
   if (!finished.ok()) {
     state = store::JobState::kFailed;
     reason = finished.status().message();
   } else if (!*finished) {
-    switch (running->reason) {
+    switch (stopped) {
       case StopReason::kCancel:
         state = store::JobState::kCancelled;
         reason = "cancelled on request";
@@ -207,13 +360,27 @@ void JobManager::run_job(int64_t id) {
         break;
       default:
         state = store::JobState::kQueued;
-        reason = running->reason == StopReason::kDrain ? "the daemon stopped; resumes on restart"
-                                                       : "preempted by a job of higher priority";
+        reason = stopped == StopReason::kDrain ? "the daemon stopped; resumes on restart"
+                                               : "preempted by a job of higher priority";
     }
   }
-  Status s = jobs_->set_state(id, state, reason, now_s());
-  if (!s.ok()) log(job_name(id) + ": cannot record its state: " + s.message());
-  log(job_name(id) + ": " + store::job_state_name(state) + (reason.empty() ? "" : ": " + reason));
+  if (stopped == StopReason::kLost) {
+    log(job_name(id) + ": stopped here; another daemon runs it");
+  } else {
+    // Outside mu_: a store that is down takes its reconnection window to say so.
+    Result<bool> written = jobs_->release_job(id, owner_, state, reason, now_s());
+    log(job_name(id) + ": " + store::job_state_name(state) + (reason.empty() ? "" : ": " + reason));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!written.ok()) {
+      pending_[id] = {state, reason};
+      log(job_name(id) + ": cannot record its state (" + written.status().message() +
+          "); written when the store is back");
+    } else if (!*written) {
+      log(job_name(id) + ": another daemon took it over (this one's lease had expired); " +
+          "its end here is not recorded");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
   running->finished = true;
   changed();
 }
@@ -404,40 +571,49 @@ Result<std::vector<JobView>> JobManager::list() {
   return out;
 }
 
-Status JobManager::cancel(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs_->get(id));
-  if (store::is_final(row.state)) {
-    return InvalidArgument(job_name(id) + " is " + store::job_state_name(row.state) + " already");
-  }
-  auto it = running_.find(id);
-  if (it != running_.end()) {
-    it->second->reason = StopReason::kCancel;
-    it->second->stop.request_stop();
-  } else {
-    KILN_RETURN_IF_ERROR(
-        jobs_->set_state(id, store::JobState::kCancelled, "cancelled on request", now_s()));
-  }
-  changed();
-  return Status::Ok();
-}
+Status JobManager::cancel(int64_t id) { return stop_job(id, StopReason::kCancel); }
+Status JobManager::pause(int64_t id) { return stop_job(id, StopReason::kPause); }
 
-Status JobManager::pause(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs_->get(id));
-  if (store::is_final(row.state) || row.state == store::JobState::kPaused) {
-    return InvalidArgument(job_name(id) + " is " + store::job_state_name(row.state));
+Status JobManager::stop_job(int64_t id, StopReason reason) {
+  const bool pause = reason == StopReason::kPause;
+  const store::JobState target = pause ? store::JobState::kPaused : store::JobState::kCancelled;
+  const std::string why = pause ? "paused on request" : "cancelled on request";
+  // The job may change state under us (another daemon claims or ends it): read, then change
+  // only if it is still as read.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::unique_lock<std::mutex> lock(mu_);
+    KILN_ASSIGN_OR_RETURN(store::JobRow row, jobs_->get(id));
+    if (store::is_final(row.state) || (pause && row.state == store::JobState::kPaused)) {
+      return InvalidArgument(job_name(id) + " is " + store::job_state_name(row.state) +
+                             (pause ? "" : " already"));
+    }
+    auto it = running_.find(id);
+    if (it != running_.end()) {
+      if (it->second->reason == StopReason::kNone || it->second->reason == StopReason::kPreempt)
+        it->second->reason = reason;
+      it->second->stop.request_stop();
+      changed();
+      return Status::Ok();
+    }
+    lock.unlock();
+    Result<bool> done =
+        row.state == store::JobState::kRunning
+            ? jobs_->request_job(id, pause ? store::JobRequest::kPause : store::JobRequest::kCancel,
+                                 now_s())
+            : jobs_->change_state(id, row.state, target, why, now_s());
+    if (!done.ok()) return done.status();
+    if (*done) {
+      if (row.state == store::JobState::kRunning) {
+        log(job_name(id) + ": asked " + store::owner_host(row.owner) + " to " +
+            (pause ? "pause" : "cancel") + " it");
+      }
+      lock.lock();
+      changed();
+      return Status::Ok();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  auto it = running_.find(id);
-  if (it != running_.end()) {
-    it->second->reason = StopReason::kPause;
-    it->second->stop.request_stop();
-  } else {
-    KILN_RETURN_IF_ERROR(
-        jobs_->set_state(id, store::JobState::kPaused, "paused on request", now_s()));
-  }
-  changed();
-  return Status::Ok();
+  return RuntimeError(job_name(id) + " kept changing state; try again");
 }
 
 Status JobManager::resume(int64_t id) {
@@ -448,7 +624,9 @@ Status JobManager::resume(int64_t id) {
                            ", not paused");
   }
   if (running_.count(id)) return InvalidArgument(job_name(id) + " is still pausing");
-  KILN_RETURN_IF_ERROR(jobs_->set_state(id, store::JobState::kQueued, "", now_s()));
+  KILN_ASSIGN_OR_RETURN(bool resumed, jobs_->change_state(id, store::JobState::kPaused,
+                                                          store::JobState::kQueued, "", now_s()));
+  if (!resumed) return InvalidArgument(job_name(id) + " changed state meanwhile; look again");
   changed();
   return Status::Ok();
 }
@@ -517,6 +695,7 @@ void JobManager::drain() {
   for (std::thread& t : threads) {
     if (t.joinable()) t.join();
   }
+  write_pending_ends();  // once more; what the store still cannot take, a lease expiry settles
   std::lock_guard<std::mutex> lock(mu_);
   running_.clear();
 }

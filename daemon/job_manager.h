@@ -18,6 +18,17 @@
 // export.compiled_model) in a child process (daemon/model_worker.h): a model that crashes ONNX's
 // or kiln's code fails its job, not the daemon. Exports go only where export_paths.h allows.
 //
+// Several daemons on one store (a PostgreSQL store shared by a team; SQLite allows one daemon,
+// locked): every daemon sees every job. A job is run by the daemon that claims it
+// (JobStore::claim_job) when it has a free slot, the highest priority first; the owner renews its
+// lease every job_lease_s / 4 seconds, and a job whose owner died (SIGKILL, power, network) is
+// claimed by another daemon once its lease expired, and resumed from its committed records. A
+// daemon whose slots are full preempts its own job for a queued one of higher priority only after
+// that one waited kTeamPreemptGraceS (a daemon with a free slot takes it first). Cancel and pause
+// of a job another daemon runs are requests that the owner carries out at its next look at the
+// jobs (every second). A job's end that cannot be written (the store is down) is written when the
+// store is back, unless another daemon took the job over meanwhile.
+//
 // A job whose spec no longer plans (the model file is gone or unreadable) or whose run fails
 // (e.g. its tracker is unreachable, its farm's runners are gone: daemon/farm_watch.h, the store
 // cannot be written) is failed with the reason; the others go on.
@@ -75,13 +86,21 @@ struct JobManagerOptions {
   std::vector<std::string> export_dirs;
   // Called with one line for the daemon's log (job started, finished, failed...).
   std::function<void(const std::string&)> log;
+  // How long a running job stays this daemon's without a renewal: another daemon on the store
+  // takes over a job this long after its daemon died.
+  double job_lease_s = 30;
 };
+
+// How long a queued job waits before a daemon whose slots are full preempts a job of lower
+// priority for it (on a store several daemons share).
+inline constexpr double kTeamPreemptGraceS = 3;
 
 class JobManager {
  public:
-  // Opens the store and locks it for this daemon (flock on the store file: a second daemon on the
-  // same file, through any path, is refused); jobs left running by a previous daemon are queued
-  // again.
+  // Opens the store. A SQLite store is locked for this daemon (flock on the store file: a second
+  // daemon on the same file, through any path, is refused) and the jobs left running by a
+  // previous daemon are queued again; on a PostgreSQL store, they are taken over once their
+  // leases expire.
   static Result<std::unique_ptr<JobManager>> open(JobManagerOptions options);
   ~JobManager();  // drains
 
@@ -115,7 +134,7 @@ class JobManager {
   MeasureGate::Load measure_gate_load() { return gate_.load(); }
 
  private:
-  enum class StopReason { kNone, kPause, kCancel, kPreempt, kDrain };
+  enum class StopReason { kNone, kPause, kCancel, kPreempt, kDrain, kLost };
   struct Running {
     std::stop_source stop;
     StopReason reason = StopReason::kNone;
@@ -128,6 +147,19 @@ class JobManager {
   void schedule_loop();
   void schedule_once(std::unique_lock<std::mutex>& lock);
   void run_job(int64_t id);
+  // Joins the threads of finished jobs.  REQUIRES mu_ held
+  void reap_finished();
+  // Writes the ends of jobs the store could not take when they ended; the ones written (or no
+  // longer this daemon's) are dropped from pending_.
+  void write_pending_ends();
+  // Renews this daemon's leases when due; jobs another daemon took over are stopped.
+  void renew_leases(std::unique_lock<std::mutex>& lock);
+  // Claims job `row` and starts it (or, when a request was made of its dead owner, carries the
+  // request out).  REQUIRES mu_ held through `lock`, which it releases while claiming.
+  void claim_and_start(std::unique_lock<std::mutex>& lock, const store::JobRow& row);
+  // Cancel and pause: stops a job this daemon runs, asks the owner of one another daemon runs,
+  // changes the state of one nobody runs.
+  Status stop_job(int64_t id, StopReason reason);
   // Runs the job until it is done (true, with what it ended with in *summary) or stopped
   // (false); an error fails the job.
   Result<bool> run_job_body(int64_t id, Running& running, std::string* summary);
@@ -137,6 +169,8 @@ class JobManager {
   void log(const std::string& line);
 
   JobManagerOptions options_;
+  const std::string owner_ = store::daemon_identity();
+  bool shared_store_ = false;  // other daemons may run jobs of this store (PostgreSQL)
   int lock_fd_ = -1;
   std::unique_ptr<store::JobStore> jobs_;
   std::unique_ptr<store::Store> records_;
@@ -146,6 +180,14 @@ class JobManager {
   std::condition_variable cv_;
   std::map<int64_t, std::unique_ptr<Running>> running_;
   std::map<int64_t, JobProgress> progress_;
+  struct PendingEnd {
+    store::JobState state;
+    std::string reason;
+  };
+  std::map<int64_t, PendingEnd> pending_;  // ends the store could not take yet
+  double last_renew_ = 0;
+  size_t jobs_signature_ = 0;  // of the jobs last read: a change wakes watchers
+  std::string last_store_error_;
   uint64_t changes_ = 0;
   bool draining_ = false;
   bool stopped_ = false;

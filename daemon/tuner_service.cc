@@ -8,6 +8,7 @@
 
 #include "farm/security.h"
 #include "farm/server_start.h"
+#include "store/open_store.h"
 
 namespace kiln::daemon {
 
@@ -29,6 +30,7 @@ v1::JobStatus to_proto(const JobView& v) {
   p.set_name(v.row.name);
   p.set_state(store::job_state_name(v.row.state));
   p.set_reason(v.row.reason);
+  if (v.row.state == store::JobState::kRunning) p.set_host(store::owner_host(v.row.owner));
   p.set_priority(v.row.priority);
   p.set_records(v.records);
   p.set_trials(v.progress.trials);
@@ -194,6 +196,7 @@ Status run_serve(const ServeOptions& options) {
   JobManagerOptions manager_options;
   manager_options.db = options.db;
   manager_options.max_jobs = options.max_jobs;
+  manager_options.job_lease_s = options.job_lease_s;
   manager_options.worker_binary = options.worker_binary;
   manager_options.export_dirs = options.export_dirs;
   manager_options.log = [](const std::string& line) { spdlog::info("{}", line); };
@@ -212,7 +215,8 @@ Status run_serve(const ServeOptions& options) {
   manager->start();
   std::printf("kiln serve listening on %s (%s), jobs in %s\n",
               farm::bound_address(options.listen, port).c_str(),
-              farm::security_text(!options.certs_dir.empty()), options.db.c_str());
+              farm::security_text(!options.certs_dir.empty()),
+              store::printable_location(options.db).c_str());
   std::fflush(stdout);
 
   spdlog::info("stopping ({}): finishing the running batches, then exiting",

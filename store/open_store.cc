@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "store/postgres/pg_connection.h"
 #include "store/postgres/pg_job_store.h"
 #include "store/postgres/pg_store.h"
 #include "store/sqlite/sqlite_job_store.h"
@@ -77,6 +78,16 @@ Result<std::unique_ptr<Interface>> open_at(const std::string& location, bool rea
 bool is_postgres_location(const std::string& location) {
   std::optional<std::string_view> scheme = url_scheme(location);
   return scheme && (*scheme == "postgresql" || *scheme == "postgres");
+}
+
+std::optional<std::string> sqlite_file(const std::string& location) {
+  Result<Location> where = parse_location(location);
+  if (!where.ok() || where->backend != Backend::kSqlite) return std::nullopt;
+  return where->path;
+}
+
+std::string printable_location(const std::string& location) {
+  return is_postgres_location(location) ? postgres::redact_password(location) : location;
 }
 
 Result<std::unique_ptr<Store>> open_store(const std::string& location, bool read_only) {

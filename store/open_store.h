@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -23,6 +24,11 @@ Result<std::unique_ptr<Store>> open_store(const std::string& location, bool read
 // Whether `location` names a PostgreSQL store (postgresql:// or postgres://): a store on a
 // server, shared by processes on several machines, with no file to lock.
 bool is_postgres_location(const std::string& location);
+// The file of a SQLite location (a plain path, or PATH of sqlite://PATH); nullopt for a
+// PostgreSQL store or an unknown scheme.
+std::optional<std::string> sqlite_file(const std::string& location);
+// `location` as it may be printed: a PostgreSQL URI's password replaced by "***".
+std::string printable_location(const std::string& location);
 
 // Opens the daemon's jobs of the store at `location` (a connection of its own).
 Result<std::unique_ptr<JobStore>> open_job_store(const std::string& location,

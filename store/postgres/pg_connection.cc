@@ -151,11 +151,15 @@ Status Connection::connect_with_retries() {
   while (true) {
     Status s = connect_once();
     if (s.ok()) return s;
-    // Authentication and unknown databases do not heal by waiting.
+    // Authentication, unknown databases and a server certificate that fails verification
+    // (sslmode=verify-ca / verify-full) do not heal by waiting.
     const std::string& m = s.message();
     if (m.find("does not exist") != std::string::npos ||
         m.find("authentication failed") != std::string::npos ||
         m.find("password") != std::string::npos || m.find("invalid") != std::string::npos ||
+        m.find("certificate") != std::string::npos ||
+        m.find("does not match host name") != std::string::npos ||
+        m.find("root certificate file") != std::string::npos ||
         seconds_now() + pause > deadline) {
       if (reconnect_window_s_ > 0 && seconds_now() + pause > deadline) {
         return IoError(m + " (retried for " +

@@ -67,6 +67,7 @@ class ServeProcess {
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
 
+  pid_t pid() const { return pid_; }  // -1 once reaped
   // "127.0.0.1:PORT", empty if it did not start.
   const std::string& address() const { return address_; }
   std::string log() const {

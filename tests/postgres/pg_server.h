@@ -91,6 +91,41 @@ class PgServer {
     if (!ok) throw std::runtime_error("test PostgreSQL: '" + statement + "' failed: " + e);
   }
 
+  // The first column of the first row of `query` on database `db` ("" when none; throws on
+  // failure).
+  std::string query_one(const std::string& db, const std::string& query) const {
+    PGconn* c = PQconnectdb(uri(db).c_str());
+    if (PQstatus(c) != CONNECTION_OK) {
+      std::string e = PQerrorMessage(c);
+      PQfinish(c);
+      throw std::runtime_error("test PostgreSQL: cannot connect to " + uri(db) + ": " + e);
+    }
+    PGresult* r = PQexec(c, query.c_str());
+    const bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+    std::string value = ok && PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
+    std::string e = PQerrorMessage(c);
+    PQclear(r);
+    PQfinish(c);
+    if (!ok) throw std::runtime_error("test PostgreSQL: '" + query + "' failed: " + e);
+    return value;
+  }
+
+  // Turns TLS on (ssl = on with this certificate chain and key, PEM files copied into the data
+  // directory for the server's user) or off again; plaintext connections stay accepted.
+  void enable_tls(const std::string& cert_pem, const std::string& key_pem) {
+    const std::string data = dir_ + "/data";
+    run("cp '" + cert_pem + "' '" + data + "/server.crt' && cp '" + key_pem + "' '" + data +
+        "/server.key' && chmod 600 '" + data + "/server.key'" +
+        (::geteuid() == 0 ? " && chown nobody '" + data + "/server.crt' '" + data + "/server.key'"
+                          : std::string()));
+    sql("postgres", "ALTER SYSTEM SET ssl = on");
+    (void)query_one("postgres", "SELECT pg_reload_conf()");
+  }
+  void disable_tls() {
+    sql("postgres", "ALTER SYSTEM RESET ssl");
+    (void)query_one("postgres", "SELECT pg_reload_conf()");
+  }
+
   // pg_ctl start / stop (fast: sessions are terminated, as on a real shutdown) / restart.
   void start() { pg_ctl("start -w -t 60 -l '" + dir_ + "/log' -o '" + server_options() + "'"); }
   void stop() {

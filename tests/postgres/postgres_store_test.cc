@@ -50,7 +50,7 @@ TEST_F(PostgresStore, SchemaIsVersionedAndAReadOnlyOpenNeverCreatesIt) {
       << ro.status().message();
   auto s = open_store(uri_);
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(*(*s)->schema_version(), 1);
+  EXPECT_EQ(*(*s)->schema_version(), 2);
   // A newer kiln's store is not touched.
   const std::string db = uri_.substr(uri_.rfind('/') + 1);
   server_->sql(db, "UPDATE kiln_meta SET value = '99' WHERE key = 'schema_version'");
@@ -250,11 +250,96 @@ TEST_F(PostgresStore, ImportAndExportAgainstPostgres) {
   EXPECT_NE(best.output.find("dense_pack.x86"), std::string::npos) << best.output;
 }
 
-// Until the job queue has owner leases, a daemon on a shared store is refused, not run.
-TEST_F(PostgresStore, KilnServeRefusesAPostgresStoreWithTheReason) {
-  auto serve = testing::run_kiln("serve --listen 127.0.0.1:0 --db '" + uri_ + "'");
+// A store an older kiln wrote (schema version 1: jobs without owners) is migrated, every job
+// kept; a read-only open refuses to read it until then.
+TEST_F(PostgresStore, AVersion1StoreMigratesKeepingItsJobs) {
+  {
+    auto jobs = open_job_store(uri_);
+    ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+    ASSERT_TRUE((*jobs)->add("old", "workloads: []", "/d", 4, 10).ok());
+    ASSERT_TRUE((*jobs)->set_state(1, JobState::kRunning, "", 11).ok());
+  }
+  const std::string db = uri_.substr(uri_.rfind('/') + 1);
+  server_->sql(db,
+               "ALTER TABLE jobs DROP COLUMN owner, DROP COLUMN lease_expires, DROP COLUMN "
+               "request; UPDATE kiln_meta SET value = '1' WHERE key = 'schema_version'");
+  auto ro = open_job_store(uri_, /*read_only=*/true);
+  ASSERT_FALSE(ro.ok());
+  EXPECT_NE(ro.status().message().find("older"), std::string::npos) << ro.status().message();
+  auto jobs = open_job_store(uri_);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  auto row = (*jobs)->get(1);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  EXPECT_EQ(row->name, "old");
+  EXPECT_EQ(row->priority, 4);
+  EXPECT_EQ(row->state, JobState::kRunning);
+  EXPECT_EQ(row->owner, "");
+  EXPECT_EQ(*(*open_store(uri_))->schema_version(), 2);
+  EXPECT_TRUE(*(*jobs)->claim_job(1, "A", 10, 12));  // an ownerless running job is claimable
+}
+
+// sslmode=verify-full in the URI: the store's connection is TLS, and a server whose certificate
+// another CA signed, or whose name is not the one connected to, is refused naming why.
+TEST_F(PostgresStore, VerifyFullChecksTheServersCertificateAndName) {
+  const std::string d = dir_.path();
+  auto sh = [&](const std::string& cmd) {
+    ASSERT_EQ(std::system(("cd '" + d + "' && " + cmd + " >>openssl.log 2>&1").c_str()), 0)
+        << cmd;
+  };
+  sh("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=kiln-test-ca -keyout ca.key "
+     "-out ca.pem");
+  sh("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca -keyout other.key "
+     "-out other.pem");
+  sh("openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key -out "
+     "server.csr");
+  sh("printf 'subjectAltName=DNS:localhost\\n' > san.ext && openssl x509 -req -in server.csr "
+     "-CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.pem");
+  server_->enable_tls(d + "/server.pem", d + "/server.key");
+  struct Plaintext {  // the next tests of this process see the server as it was
+    PgServer* s;
+    ~Plaintext() { s->disable_tls(); }
+  } restore{server_};
+
+  const std::string db = uri_.substr(uri_.rfind('/') + 1);
+  const std::string port = std::to_string(server_->port());
+  const std::string good = "postgresql://kiln@localhost:" + port + "/" + db +
+                           "?sslmode=verify-full&sslrootcert=" + d + "/ca.pem";
+  {
+    auto store = open_store(good);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    ASSERT_TRUE((*store)->append({make_record("dense:K=16,M=16,N=16", 1, {1e-3})}).ok());
+    // kiln's connection, seen from the server, is encrypted.
+    EXPECT_EQ(server_->query_one("postgres",
+                                 "SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING "
+                                 "(pid) WHERE ssl AND datname = '" +
+                                     db + "'"),
+              "1");
+  }
+  auto tune = testing::run_kiln("best --db '" + good + "'");
+  EXPECT_EQ(tune.exit_code, 0) << tune.output;
+
+  // Refused at once: a certificate does not heal by waiting for the reconnection window.
+  const auto t0 = std::chrono::steady_clock::now();
+  auto other_ca = open_store("postgresql://kiln@localhost:" + port + "/" + db +
+                             "?sslmode=verify-full&sslrootcert=" + d + "/other.pem");
+  ASSERT_FALSE(other_ca.ok());
+  EXPECT_NE(other_ca.status().message().find("certificate verify failed"), std::string::npos)
+      << other_ca.status().message();
+  auto wrong_name = open_store("postgresql://kiln@127.0.0.1:" + port + "/" + db +
+                               "?sslmode=verify-full&sslrootcert=" + d + "/ca.pem");
+  ASSERT_FALSE(wrong_name.ok());
+  EXPECT_NE(wrong_name.status().message().find("does not match host name"), std::string::npos)
+      << wrong_name.status().message();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
+}
+
+// No file is written beside a store that has no file: a dashboard token must be named, and
+// exports go only under --export-dir.
+TEST_F(PostgresStore, KilnServeOnAPostgresStoreWritesNoFileItWasNotTold) {
+  auto serve =
+      testing::run_kiln("serve --listen 127.0.0.1:0 --http 127.0.0.1:0 --db '" + uri_ + "'");
   EXPECT_EQ(serve.exit_code, 2) << serve.output;
-  EXPECT_NE(serve.output.find("does not run on a PostgreSQL store"), std::string::npos)
+  EXPECT_NE(serve.output.find("needs --http-token-file or --certs"), std::string::npos)
       << serve.output;
 }
 
