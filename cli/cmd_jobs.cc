@@ -126,7 +126,7 @@ Command add_serve_command(CLI::App& app) {
                   "quarter of it): on a shared store, another daemon takes over the jobs of one "
                   "that died this long after")
       ->check(CLI::Range(1.0, 86400.0))
-      ->default_str("30");
+      ->default_str("60");
   add_bounded(cmd, "--jobs", &o->max_jobs, 1, 1024,
               "jobs run at once (their local measurements still take turns, by priority)");
   cmd->add_option("--http", o->http.listen,
@@ -238,8 +238,8 @@ Command add_jobs_command(CLI::App& app) {
       std::printf("%s\n", all.dump().c_str());
       return 0;
     }
-    std::printf("%4s  %-9s %4s %8s %8s  %-20s %-24s %s\n", "ID", "STATE", "PRI", "RECORDS",
-                "TIME", "NAME", "HOST", "REASON");
+    std::printf("%4s  %-9s %4s %8s %8s  %-20s %-24s %s\n", "ID", "STATE", "PRI", "RECORDS", "TIME",
+                "NAME", "HOST", "REASON");
     for (const v1::JobStatus& j : reply.jobs()) {
       std::printf("%4lld  %-9s %4lld %8lld %8s  %-20s %-24s %s\n",
                   static_cast<long long>(j.job_id()), j.state().c_str(),

@@ -48,8 +48,9 @@ Status check_export_path(const std::string& field, const std::string& path,
 
   std::vector<std::string> allowed = policy.allowed_dirs;
   if (allowed.empty() && store::is_postgres_location(policy.store)) {
-    return refuse("this kiln serve has no directory to write exports to: on a PostgreSQL store "
-                  "name one with kiln serve --export-dir");
+    return refuse(
+        "this kiln serve has no directory to write exports to: on a PostgreSQL store "
+        "name one with kiln serve --export-dir");
   }
   if (allowed.empty()) {
     fs::path store_dir = fs::absolute(policy.store, ec).parent_path();

@@ -75,7 +75,8 @@ Result<std::unique_ptr<JobManager>> JobManager::open(JobManagerOptions options) 
     m->shared_store_ = true;
     KILN_ASSIGN_OR_RETURN(m->jobs_, store::open_job_store(db));
     KILN_ASSIGN_OR_RETURN(m->records_, store::open_store(db));
-    m->log("daemon " + store::owner_host(m->owner_) + " on a shared store: jobs left running by a " +
+    m->log("daemon " + store::owner_host(m->owner_) +
+           " on a shared store: jobs left running by a " +
            "daemon that stopped are taken over when their leases expire");
     return m;
   }
@@ -240,9 +241,8 @@ void JobManager::schedule_once(std::unique_lock<std::mutex>& lock) {
     }
     const bool claimable =
         !active && !pending_.count(row.id) &&
-        (row.state == store::JobState::kQueued ||
-         (row.state == store::JobState::kRunning && row.owner != owner_ &&
-          row.lease_expires < now));
+        (row.state == store::JobState::kQueued || (row.state == store::JobState::kRunning &&
+                                                   row.owner != owner_ && row.lease_expires < now));
     if (active || claimable) candidates.push_back(&row);
     // On a shared store a daemon with a free slot takes a new job first: a job preempts only
     // once it has waited.
@@ -258,16 +258,14 @@ void JobManager::schedule_once(std::unique_lock<std::mutex>& lock) {
   };
   std::sort(candidates.begin(), candidates.end(), first_served);
   std::sort(waiting.begin(), waiting.end(), first_served);
-  std::sort(victims.begin(), victims.end(), [&](const auto* a, const auto* b) {
-    return first_served(b, a);
-  });
+  std::sort(victims.begin(), victims.end(),
+            [&](const auto* a, const auto* b) { return first_served(b, a); });
   const size_t slots = static_cast<size_t>(options_.max_jobs);
   // Preemption: the k-th waiting job (the highest first) displaces the k-th running job of the
   // team (the lowest first) when its priority is higher. Every daemon computes the same pairs
   // from the same rows, so one job is preempted per waiting job, by the daemon that runs it. A
   // daemon alone on its store first gives the waiting jobs its free slots.
-  const size_t free_slots =
-      shared_store_ ? 0 : slots - std::min(slots, running_.size());
+  const size_t free_slots = shared_store_ ? 0 : slots - std::min(slots, running_.size());
   for (size_t k = 0; k + free_slots < waiting.size() && k < victims.size(); ++k) {
     const store::JobRow& victim = *victims[k];
     if (waiting[k + free_slots]->priority <= victim.priority) break;
@@ -311,8 +309,8 @@ void JobManager::claim_and_start(std::unique_lock<std::mutex>& lock, const store
   }
   if (draining_) {
     lock.unlock();
-    Result<bool> released = jobs_->release_job(
-        row.id, owner_, store::JobState::kQueued, "the daemon stopped; resumes on restart", now_s());
+    Result<bool> released = jobs_->release_job(row.id, owner_, store::JobState::kQueued,
+                                               "the daemon stopped; resumes on restart", now_s());
     (void)released;  // if not, its lease expires and another daemon (or the next) takes it
     lock.lock();
     return;

@@ -87,8 +87,10 @@ struct JobManagerOptions {
   // Called with one line for the daemon's log (job started, finished, failed...).
   std::function<void(const std::string&)> log;
   // How long a running job stays this daemon's without a renewal: another daemon on the store
-  // takes over a job this long after its daemon died.
-  double job_lease_s = 30;
+  // takes over a job this long after its daemon died. Longer than the store's reconnection
+  // window (30 s) plus the renewal period (a quarter of it), so that a daemon that is only
+  // reconnecting renews in time and a job never runs on two daemons at once.
+  double job_lease_s = 60;
 };
 
 // How long a queued job waits before a daemon whose slots are full preempts a job of lower

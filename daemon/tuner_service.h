@@ -65,7 +65,7 @@ struct ServeOptions {
   std::string certs_dir;
   bool insecure = false;
   int max_jobs = 2;
-  double job_lease_s = 30;  // JobManagerOptions::job_lease_s
+  double job_lease_s = 60;  // JobManagerOptions::job_lease_s
   // Started once the job manager is open and before its jobs run, stopped after they drained:
   // a server beside the gRPC one over the same jobs (kiln serve --http: dashboard/server.h),
   // which the daemon knows only as this. An error stops kiln serve before any job runs.

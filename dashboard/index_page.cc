@@ -127,6 +127,10 @@ std::string dashboard_index_html(const std::vector<daemon::JobView>& jobs, doubl
               "</td><td><a href=\"/job/" + id + "\">" +
               report::escape_xml(j.row.name.empty() ? "job " + id : j.row.name) +
               "</a></td><td><span class=\"state-" + state + "\">" + state + "</span>" +
+              (j.row.state == store::JobState::kRunning && !j.row.owner.empty()
+                   ? " <span class=\"host\">on " +
+                         report::escape_xml(store::owner_host(j.row.owner)) + "</span>"
+                   : "") +
               (j.row.reason.empty()
                    ? ""
                    : " <span class=\"reason\">" + report::escape_xml(j.row.reason) + "</span>") +

@@ -96,8 +96,9 @@ class JobStore {
 
   // Makes `owner` the owner of job `id` until now + lease_s: a queued job, a running one whose
   // lease expired before `now`, or one `owner` holds already. The job becomes running, with no
-  // reason; a request made of its previous owner stays (the new owner carries it out). false: it is not claimable (another owner's live lease, paused,
-  // final); kInvalidArgument "no job N" for an unknown id.
+  // reason; a request made of its previous owner stays (the new owner carries it out). false: it is
+  // not claimable (another owner's live lease, paused, final); kInvalidArgument "no job N" for an
+  // unknown id.
   virtual Result<bool> claim_job(int64_t id, const std::string& owner, double lease_s,
                                  double now) = 0;
   // Extends `owner`'s leases of the jobs `ids` to now + lease_s; returns the ones it still owns

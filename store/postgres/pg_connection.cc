@@ -159,8 +159,7 @@ Status Connection::connect_with_retries() {
         m.find("password") != std::string::npos || m.find("invalid") != std::string::npos ||
         m.find("certificate") != std::string::npos ||
         m.find("does not match host name") != std::string::npos ||
-        m.find("root certificate file") != std::string::npos ||
-        seconds_now() + pause > deadline) {
+        m.find("root certificate file") != std::string::npos || seconds_now() + pause > deadline) {
       if (reconnect_window_s_ > 0 && seconds_now() + pause > deadline) {
         return IoError(m + " (retried for " +
                        std::to_string(static_cast<int>(reconnect_window_s_)) + " s)");

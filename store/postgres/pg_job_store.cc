@@ -192,11 +192,10 @@ Result<bool> PgJobStore::claim_job(int64_t id, const std::string& owner, double 
   bool claimed = false;
   KILN_RETURN_IF_ERROR(c_->transaction(unique_commit_token(), [&](Tx& tx) -> Status {
     KILN_ASSIGN_OR_RETURN(
-        Rows rows,
-        tx.exec("UPDATE jobs SET state = 'running', owner = $1, lease_expires = $2, "
-                "reason = '', updated = $3 WHERE id = $4 AND (state = 'queued' OR "
-                "(state = 'running' AND (lease_expires < $3 OR owner = $1)))",
-                {to_valid_utf8(owner), now + lease_s, now, id}));
+        Rows rows, tx.exec("UPDATE jobs SET state = 'running', owner = $1, lease_expires = $2, "
+                           "reason = '', updated = $3 WHERE id = $4 AND (state = 'queued' OR "
+                           "(state = 'running' AND (lease_expires < $3 OR owner = $1)))",
+                           {to_valid_utf8(owner), now + lease_s, now, id}));
     claimed = rows.affected() > 0;
     return claimed ? Status::Ok() : exists_in(tx, id);
   }));
@@ -238,11 +237,11 @@ Result<bool> PgJobStore::release_job(int64_t id, const std::string& owner, JobSt
   bool released = false;
   KILN_RETURN_IF_ERROR(c_->transaction(unique_commit_token(), [&](Tx& tx) -> Status {
     KILN_ASSIGN_OR_RETURN(
-        Rows rows, tx.exec("UPDATE jobs SET state = $1, reason = $2, updated = $3, owner = '', "
-                           "lease_expires = 0, request = '' WHERE id = $4 AND owner = $5 AND "
-                           "state = 'running'",
-                           {job_state_name(state), to_valid_utf8(reason), now, id,
-                            to_valid_utf8(owner)}));
+        Rows rows,
+        tx.exec("UPDATE jobs SET state = $1, reason = $2, updated = $3, owner = '', "
+                "lease_expires = 0, request = '' WHERE id = $4 AND owner = $5 AND "
+                "state = 'running'",
+                {job_state_name(state), to_valid_utf8(reason), now, id, to_valid_utf8(owner)}));
     released = rows.affected() > 0;
     return Status::Ok();
   }));
@@ -269,11 +268,11 @@ Result<bool> PgJobStore::change_state(int64_t id, JobState expected, JobState st
   std::lock_guard<std::mutex> lock(mu_);
   bool changed = false;
   KILN_RETURN_IF_ERROR(c_->transaction(unique_commit_token(), [&](Tx& tx) -> Status {
-    KILN_ASSIGN_OR_RETURN(Rows rows,
-                          tx.exec("UPDATE jobs SET state = $1, reason = $2, updated = $3 "
-                                  "WHERE id = $4 AND state = $5 AND owner = ''",
-                                  {job_state_name(state), to_valid_utf8(reason), now, id,
-                                   job_state_name(expected)}));
+    KILN_ASSIGN_OR_RETURN(
+        Rows rows,
+        tx.exec("UPDATE jobs SET state = $1, reason = $2, updated = $3 "
+                "WHERE id = $4 AND state = $5 AND owner = ''",
+                {job_state_name(state), to_valid_utf8(reason), now, id, job_state_name(expected)}));
     changed = rows.affected() > 0;
     return changed ? Status::Ok() : exists_in(tx, id);
   }));

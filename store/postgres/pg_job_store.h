@@ -31,8 +31,7 @@ class PgJobStore final : public JobStore {
   Status add_seconds(int64_t id, double seconds, double now) override;
   Result<int64_t> count_records(int64_t id) override;
   Result<int64_t> requeue_running(double now) override;
-  Result<bool> claim_job(int64_t id, const std::string& owner, double lease_s,
-                         double now) override;
+  Result<bool> claim_job(int64_t id, const std::string& owner, double lease_s, double now) override;
   Result<std::vector<OwnedJob>> renew_jobs(const std::string& owner,
                                            const std::vector<int64_t>& ids, double lease_s,
                                            double now) override;

@@ -1,6 +1,5 @@
 #include "store/postgres/pg_store.h"
 
-
 #include <atomic>
 
 #include "store/formats/py_json.h"
@@ -75,7 +74,6 @@ PgWhere pg_where_of(const RecordFilter& f) {
   if (f.versions == Versions::kOutdated) w.sql += " AND NOT " + comparable_sql();
   return w;
 }
-
 
 constexpr const char* kUpsertRunTimes =
     "INSERT INTO run_times (run, target, task_name, workload, source, started, updated, trials, "
@@ -333,7 +331,8 @@ Result<std::vector<Lease>> PgStore::leases(const TaskKey& task) {
 Status PgStore::add_run_times(const RunTimes& delta) {
   KILN_RETURN_IF_ERROR(check_run_times(delta));
   std::lock_guard<std::mutex> lock(mu_);
-  return c_->transaction(unique_commit_token(), [&](Tx& tx) { return upsert_run_times(tx, delta); });
+  return c_->transaction(unique_commit_token(),
+                         [&](Tx& tx) { return upsert_run_times(tx, delta); });
 }
 
 Result<std::vector<RunTimes>> PgStore::run_times(const std::optional<std::string>& source) {

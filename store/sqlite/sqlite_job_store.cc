@@ -196,9 +196,8 @@ Result<bool> SqliteJobStore::release_job(int64_t id, const std::string& owner, J
 
 Result<bool> SqliteJobStore::request_job(int64_t id, JobRequest request, double now) {
   std::lock_guard<std::mutex> lock(mu_);
-  KILN_ASSIGN_OR_RETURN(Statement stmt,
-                        db_->prepare("UPDATE jobs SET request = ?, updated = ? "
-                                     "WHERE id = ? AND state = 'running'"));
+  KILN_ASSIGN_OR_RETURN(Statement stmt, db_->prepare("UPDATE jobs SET request = ?, updated = ? "
+                                                     "WHERE id = ? AND state = 'running'"));
   stmt.bind_all(1, std::string_view(job_request_name(request)), now, id);
   KILN_RETURN_IF_ERROR(stmt.run());
   if (db_->changes() > 0) return true;

@@ -21,6 +21,7 @@ TEST(IndexPage, OneRowPerJobWithItsLink) {
   daemon::JobView a = job(1, "resnet18", store::JobState::kRunning);
   a.progress.latency_s = 0.0123;
   a.progress.latency_complete = false;
+  a.row.owner = "tuner-7:4242:0123abcd";  // the daemon running it
   daemon::JobView b = job(2, "", store::JobState::kFailed);
   b.row.reason = "run_on: the farm's runners are gone";
   std::string html = dashboard_index_html({a, b}, 5);
@@ -30,6 +31,7 @@ TEST(IndexPage, OneRowPerJobWithItsLink) {
   EXPECT_NE(html.find("class=\"num trials\">42<"), std::string::npos);
   EXPECT_NE(html.find("1h02m05s"), std::string::npos);
   EXPECT_NE(html.find("&ge; 12.3000 ms"), std::string::npos);  // a lower bound so far
+  EXPECT_NE(html.find("<span class=\"host\">on tuner-7:4242</span>"), std::string::npos) << html;
   EXPECT_NE(html.find("run_on: the farm&#39;s runners are gone"), std::string::npos) << html;
   EXPECT_NE(html.find("<div id=\"kiln-content\">"), std::string::npos);
   EXPECT_NE(html.find("<span id=\"kiln-refresh\">"), std::string::npos);

@@ -110,6 +110,18 @@ class PgServer {
     return value;
   }
 
+  // A login role that must give `password` (scram-sha-256 over 127.0.0.1; every other role keeps
+  // trust), owning database `db`.
+  void add_password_role(const std::string& role, const std::string& password,
+                         const std::string& db) {
+    sql("postgres", "CREATE ROLE " + role + " LOGIN PASSWORD '" + password + "'");
+    sql("postgres", "ALTER DATABASE " + db + " OWNER TO " + role);
+    const std::string hba = dir_ + "/data/pg_hba.conf";
+    run("{ echo 'host all " + role + " 127.0.0.1/32 scram-sha-256'; cat '" + hba + "'; } > '" +
+        hba + ".new' && cat '" + hba + ".new' > '" + hba + "' && rm '" + hba + ".new'");
+    (void)query_one("postgres", "SELECT pg_reload_conf()");
+  }
+
   // Turns TLS on (ssl = on with this certificate chain and key, PEM files copied into the data
   // directory for the server's user) or off again; plaintext connections stay accepted.
   void enable_tls(const std::string& cert_pem, const std::string& key_pem) {

@@ -5,6 +5,7 @@
 // SQLite and PostgreSQL both ways (idempotent), import and export.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <set>
@@ -86,6 +87,37 @@ TEST_F(PostgresStore, PasswordIsNeverInAnError) {
   EXPECT_NE(s.status().message().find("no_such_database"), std::string::npos);
 }
 
+// A small tune whose every trial costs about a build.
+const char* kTune =
+    "tune --workload dense:M=32,N=64,K=32 --template dense_pack.x86 --number 1 --repeat 1 "
+    "--cooldown-interval 0 --no-transfer";
+
+// The password comes from PGPASSFILE (libpq's standard), never from the command line; without it
+// the store is refused at once, naming the reason.
+TEST_F(PostgresStore, ThePasswordComesFromPgpassfile) {
+  const std::string db = uri_.substr(uri_.rfind('/') + 1);
+  const std::string role = "team_" + db;
+  server_->add_password_role(role, "t0ps3cret", db);
+  const std::string uri =
+      "postgresql://" + role + "@127.0.0.1:" + std::to_string(server_->port()) + "/" + db;
+  const std::string pgpass = dir_.write("pgpass", "127.0.0.1:" + std::to_string(server_->port()) +
+                                                      ":" + db + ":" + role + ":t0ps3cret\n");
+  ASSERT_EQ(::chmod(pgpass.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto refused = testing::run_kiln("best --db '" + uri + "' 2>&1 </dev/null");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("password"), std::string::npos) << refused.output;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
+  const std::string with_pgpass = "PGPASSFILE='" + pgpass + "' " + KILN_BINARY + " ";
+  auto tuned =
+      testing::run_shell(with_pgpass + kTune + " --tuner random --trials 4 --db '" + uri + "'");
+  EXPECT_EQ(tuned.exit_code, 0) << tuned.output;
+  auto best = testing::run_shell(with_pgpass + "best --db '" + uri + "'");
+  EXPECT_EQ(best.exit_code, 0) << best.output;
+  EXPECT_NE(best.output.find("dense_pack.x86"), std::string::npos) << best.output;
+  EXPECT_EQ(best.output.find("t0ps3cret"), std::string::npos);
+}
+
 // The server restarted between calls: an open store reconnects and loses nothing committed.
 TEST_F(PostgresStore, ReconnectsAfterAServerRestart) {
   auto s = open_store(uri_);
@@ -121,10 +153,6 @@ TEST_F(PostgresStore, AServerThatStaysDownGivesAnErrorAfterABoundedWait) {
   // And once it is back, the same store carries on.
   ASSERT_TRUE((*s2)->append({make_record("dense:K=1,M=1,N=1", 0, {1.0})}).ok());
 }
-
-const char* kTune =
-    "tune --workload dense:M=32,N=64,K=32 --template dense_pack.x86 --number 1 --repeat 1 "
-    "--cooldown-interval 0 --no-transfer";
 
 TEST_F(PostgresStore, TwoKilnTunesOnOneStoreNeverMeasureAConfigTwice) {
   std::string args =
@@ -283,8 +311,7 @@ TEST_F(PostgresStore, AVersion1StoreMigratesKeepingItsJobs) {
 TEST_F(PostgresStore, VerifyFullChecksTheServersCertificateAndName) {
   const std::string d = dir_.path();
   auto sh = [&](const std::string& cmd) {
-    ASSERT_EQ(std::system(("cd '" + d + "' && " + cmd + " >>openssl.log 2>&1").c_str()), 0)
-        << cmd;
+    ASSERT_EQ(std::system(("cd '" + d + "' && " + cmd + " >>openssl.log 2>&1").c_str()), 0) << cmd;
   };
   sh("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=kiln-test-ca -keyout ca.key "
      "-out ca.pem");

@@ -112,8 +112,8 @@ class TeamServe : public ::testing::Test {
   std::unique_ptr<ServeProcess> start(const std::string& name, const std::string& lease = "2",
                                       int jobs = 1) {
     return std::make_unique<ServeProcess>(
-        std::vector<std::string>{"--db", uri_, "--jobs", std::to_string(jobs), "--job-lease",
-                                 lease, "--export-dir", dir_.path()},
+        std::vector<std::string>{"--db", uri_, "--jobs", std::to_string(jobs), "--job-lease", lease,
+                                 "--export-dir", dir_.path()},
         dir_.file(name + std::to_string(generation_++) + ".log"));
   }
   // Every record of job `id`: (count, distinct configs).
@@ -185,7 +185,7 @@ TEST_F(TeamServe, ADaemonKilledMidJobLosesNothingAndADeadOnesJobIsFinishedByTheO
   for (int64_t id : ids) {
     EXPECT_EQ(last[id].state, "done") << "job " << id << ": " << last[id].reason;
     auto [count, distinct] = records_of(id);
-    EXPECT_EQ(count, kTrials) << "job " << id;     // none lost, none extra
+    EXPECT_EQ(count, kTrials) << "job " << id;   // none lost, none extra
     EXPECT_EQ(distinct, count) << "job " << id;  // none measured twice
   }
   // The job A died with was taken over by B, which finished it.
@@ -205,41 +205,58 @@ TEST_F(TeamServe, RequestsReachTheDaemonThatRunsTheJobAndPrioritiesHoldAcrossDae
   auto b = start("b", "10");
   ASSERT_FALSE(a->address().empty()) << a->log();
   ASSERT_FALSE(b->address().empty()) << b->log();
-  const int64_t low1 = submit(a->address(), dir_.write("l1.yaml", small_job("dense:M=64,N=96,K=64", 5000)));
-  const int64_t low2 = submit(a->address(), dir_.write("l2.yaml", small_job("dense:M=64,N=64,K=64", 5000)));
-  ASSERT_TRUE(wait_for(a->address(), 60, [&](const auto& jobs) {
-    return jobs.count(low1) && jobs.at(low1).state == "running" && jobs.count(low2) &&
-           jobs.at(low2).state == "running" && jobs.at(low1).host != jobs.at(low2).host;
-  })) << a->log() << b->log();
+  const int64_t low1 =
+      submit(a->address(), dir_.write("l1.yaml", small_job("dense:M=64,N=96,K=64", 5000)));
+  const int64_t low2 =
+      submit(a->address(), dir_.write("l2.yaml", small_job("dense:M=64,N=64,K=64", 5000)));
+  ASSERT_TRUE(wait_for(a->address(), 60,
+                       [&](const auto& jobs) {
+                         return jobs.count(low1) && jobs.at(low1).state == "running" &&
+                                jobs.count(low2) && jobs.at(low2).state == "running" &&
+                                jobs.at(low1).host != jobs.at(low2).host;
+                       }))
+      << a->log() << b->log();
 
   // Both slots of the team are full: a job of higher priority preempts one of the low ones.
-  const int64_t high = submit(b->address(), dir_.write("h.yaml", small_job("dense:M=32,N=64,K=64", 20, 5)));
+  const int64_t high =
+      submit(b->address(), dir_.write("h.yaml", small_job("dense:M=32,N=64,K=64", 20, 5)));
   std::map<int64_t, JobLine> seen;
-  ASSERT_TRUE(wait_for(a->address(), 60, [&](const auto& jobs) {
-    return jobs.count(high) && jobs.at(high).state == "done";
-  }, &seen)) << a->log() << b->log();
+  ASSERT_TRUE(wait_for(
+      a->address(), 60,
+      [&](const auto& jobs) { return jobs.count(high) && jobs.at(high).state == "done"; }, &seen))
+      << a->log() << b->log();
   EXPECT_EQ(records_of(high).first, 20);
 
   // Cancel and pause through the daemon that does not run the job.
   std::map<int64_t, JobLine> now = jobs_of(a->address());
-  ASSERT_TRUE(wait_for(a->address(), 60, [&](const auto& jobs) {
-    return jobs.at(low1).state == "running" && jobs.at(low2).state == "running";
-  }, &now));
+  ASSERT_TRUE(wait_for(
+      a->address(), 60,
+      [&](const auto& jobs) {
+        return jobs.at(low1).state == "running" && jobs.at(low2).state == "running";
+      },
+      &now));
   const std::string a_host = host_of(*a);
   const int64_t on_b = now[low1].host == a_host ? low2 : low1;
   const int64_t on_a = on_b == low1 ? low2 : low1;
-  testing::CommandResult c = run_kiln("cancel " + std::to_string(on_b) + " --server " + a->address());
+  testing::CommandResult c =
+      run_kiln("cancel " + std::to_string(on_b) + " --server " + a->address());
   EXPECT_EQ(c.exit_code, 0) << c.output;
-  testing::CommandResult p = run_kiln("pause " + std::to_string(on_a) + " --server " + b->address());
+  testing::CommandResult p =
+      run_kiln("pause " + std::to_string(on_a) + " --server " + b->address());
   EXPECT_EQ(p.exit_code, 0) << p.output;
-  ASSERT_TRUE(wait_for(a->address(), 60, [&](const auto& jobs) {
-    return jobs.at(on_b).state == "cancelled" && jobs.at(on_a).state == "paused";
-  }, &now)) << a->log() << b->log();
+  ASSERT_TRUE(wait_for(
+      a->address(), 60,
+      [&](const auto& jobs) {
+        return jobs.at(on_b).state == "cancelled" && jobs.at(on_a).state == "paused";
+      },
+      &now))
+      << a->log() << b->log();
   EXPECT_EQ(now[on_b].reason, "cancelled on request");
   EXPECT_EQ(now[on_a].reason, "paused on request");
   EXPECT_EQ(now[on_a].host, "");
   // Resumed through either, it runs again on one of them.
-  testing::CommandResult r = run_kiln("resume " + std::to_string(on_a) + " --server " + b->address());
+  testing::CommandResult r =
+      run_kiln("resume " + std::to_string(on_a) + " --server " + b->address());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(wait_for(a->address(), 60, [&](const auto& jobs) {
     return jobs.at(on_a).state == "running" && !jobs.at(on_a).host.empty();
@@ -261,11 +278,16 @@ TEST_F(TeamServe, TheDatabaseRestartedMidJobIsReconnectedTo) {
   auto b = start("b", "30");
   ASSERT_FALSE(a->address().empty()) << a->log();
   ASSERT_FALSE(b->address().empty()) << b->log();
-  const int64_t j1 = submit(a->address(), dir_.write("1.yaml", small_job("dense:M=64,N=96,K=64", kTrials)));
-  const int64_t j2 = submit(a->address(), dir_.write("2.yaml", small_job("dense:M=64,N=64,K=64", kTrials)));
-  ASSERT_TRUE(wait_for(a->address(), 60, [&](const auto& jobs) {
-    return jobs.count(j1) && jobs.count(j2) && jobs.at(j1).records > 3 && jobs.at(j2).records > 3;
-  })) << a->log() << b->log();
+  const int64_t j1 =
+      submit(a->address(), dir_.write("1.yaml", small_job("dense:M=64,N=96,K=64", kTrials)));
+  const int64_t j2 =
+      submit(a->address(), dir_.write("2.yaml", small_job("dense:M=64,N=64,K=64", kTrials)));
+  ASSERT_TRUE(wait_for(a->address(), 60,
+                       [&](const auto& jobs) {
+                         return jobs.count(j1) && jobs.count(j2) && jobs.at(j1).records > 3 &&
+                                jobs.at(j2).records > 3;
+                       }))
+      << a->log() << b->log();
   server_->restart();
   std::map<int64_t, JobLine> last;
   ASSERT_TRUE(wait_for(a->address(), 300, all_final, &last)) << a->log() << b->log();
@@ -286,11 +308,16 @@ TEST_F(TeamServe, ADatabaseThatStaysDownFailsTheJobsWithTheReasonAfterABoundedWa
   ::unsetenv("KILN_STORE_RECONNECT_S");
   ASSERT_FALSE(a->address().empty()) << a->log();
   ASSERT_FALSE(b->address().empty()) << b->log();
-  const int64_t j1 = submit(a->address(), dir_.write("1.yaml", small_job("dense:M=64,N=96,K=64", 5000)));
-  const int64_t j2 = submit(a->address(), dir_.write("2.yaml", small_job("dense:M=64,N=64,K=64", 5000)));
-  ASSERT_TRUE(wait_for(a->address(), 60, [&](const auto& jobs) {
-    return jobs.count(j1) && jobs.count(j2) && jobs.at(j1).records > 0 && jobs.at(j2).records > 0;
-  })) << a->log() << b->log();
+  const int64_t j1 =
+      submit(a->address(), dir_.write("1.yaml", small_job("dense:M=64,N=96,K=64", 5000)));
+  const int64_t j2 =
+      submit(a->address(), dir_.write("2.yaml", small_job("dense:M=64,N=64,K=64", 5000)));
+  ASSERT_TRUE(wait_for(a->address(), 60,
+                       [&](const auto& jobs) {
+                         return jobs.count(j1) && jobs.count(j2) && jobs.at(j1).records > 0 &&
+                                jobs.at(j2).records > 0;
+                       }))
+      << a->log() << b->log();
   server_->stop();
   // Each daemon fails its job once the window has passed, and says why; it stays up and
   // answers (with an error naming the store) instead of hanging.
