@@ -32,9 +32,10 @@ constexpr std::array kCpuIsas = {
     CpuIsa{"rocketlake", false, "avx512"},
     CpuIsa{"emeraldrapids", false, "avx512"},
     CpuIsa{"graniterapids", false, "avx512"},
+    CpuIsa{"x86-64-v4", false, "avx512"},  // the psABI level: AVX-512 F, BW, CD, DQ, VL
     CpuIsa{"znver", true, "avx2"},
     CpuIsa{"haswell", false, "avx2"},
-    CpuIsa{"x86-64-v3", false, "avx2"},
+    CpuIsa{"x86-64-v3", false, "avx2"},  // AVX2, FMA
     CpuIsa{"broadwell", false, "avx2"},
     CpuIsa{"skylake", false, "avx2"},
 };

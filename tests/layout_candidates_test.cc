@@ -15,7 +15,7 @@
 namespace kiln::compiler {
 namespace {
 
-const char* kTarget = "llvm -mcpu=x86-64-v4";
+const char* kTarget = "llvm -mcpu=x86-64";
 
 Target cpu_target(const char* cpu) {
   Target t;
@@ -58,7 +58,7 @@ TEST(LayoutCandidates, FastestRecordPerPairOfBlocksAndTheFallbackOnlyWithoutReco
 
   // Nothing recorded: the fallback alone, its time unknown.
   Result<std::vector<ConvCandidate>> none =
-      conv_candidates(w, db->get(), cpu_target("x86-64-v4"), info);
+      conv_candidates(w, db->get(), cpu_target("x86-64"), info);
   ASSERT_TRUE(none.ok()) << none.status().message();
   ASSERT_EQ(none->size(), 1u);
   EXPECT_TRUE((*none)[0].fallback);
@@ -70,7 +70,7 @@ TEST(LayoutCandidates, FastestRecordPerPairOfBlocksAndTheFallbackOnlyWithoutReco
                             record(tmpl, w, 8, 32, 2, 5e-4)})
                   .ok());
   Result<std::vector<ConvCandidate>> got =
-      conv_candidates(w, db->get(), cpu_target("x86-64-v4"), info);
+      conv_candidates(w, db->get(), cpu_target("x86-64"), info);
   ASSERT_TRUE(got.ok()) << got.status().message();
   std::map<std::pair<int64_t, int64_t>, double> by_blocks;
   for (const ConvCandidate& c : *got) {
@@ -93,8 +93,8 @@ TEST(LayoutCandidates, FastestRecordPerPairOfBlocksAndTheFallbackOnlyWithoutReco
   EXPECT_TRUE((*other)[0].fallback);
 
   // With --records-from any-cpu, another AVX-512 CPU's records serve, and say whose they are;
-  // an AVX2-only CPU never gets them, nor do records whose CPU name tells no ISA (x86-64-v4 is
-  // not in the target table).
+  // an AVX2-only CPU never gets them, nor do records whose CPU name tells no ISA (the baseline
+  // x86-64 names none).
   store::RecordChoice any_cpu{store::RecordsFrom::kAnyCpu, std::nullopt};
   Result<std::vector<ConvCandidate>> unknown_isa =
       conv_candidates(w, db->get(), cpu_target("znver4"), info, any_cpu);

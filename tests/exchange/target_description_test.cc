@@ -68,6 +68,9 @@ TEST(TargetDescription, CpuNamesImplyTheirIsa) {
   EXPECT_EQ(isa_of_cpu("sapphirerapids"), "avx512");
   EXPECT_EQ(isa_of_cpu("znver2"), "avx2");  // every other Zen, by prefix
   EXPECT_EQ(isa_of_cpu("x86-64-v3"), "avx2");
+  EXPECT_EQ(isa_of_cpu("x86-64-v4"), "avx512");  // a portable AVX-512 target, not 4-wide SSE
+  EXPECT_EQ(fixed_target("x86_64-pc-linux-gnu", "x86-64-v4").simd_lanes(), 16);
+  EXPECT_EQ(isa_of_cpu("x86-64-v2"), "");
   EXPECT_EQ(isa_of_cpu("cortex-a72"), "");
   EXPECT_TRUE(fixed_target("x86_64-pc-linux-gnu", "skylake").has_feature("fma"));
   EXPECT_FALSE(fixed_target("x86_64-pc-linux-gnu", "skylake").has_feature("avx512f"));
