@@ -224,7 +224,9 @@ Status run_serve(const ServeOptions& options) {
   manager->drain();  // watchers see draining and end their streams
   beside.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  spdlog::info("stopped; running jobs resume at the next start");
+  spdlog::info(store::is_postgres_location(options.db)
+                   ? "stopped; its running jobs went back to the queue, for any daemon of the store"
+                   : "stopped; running jobs resume at the next start");
   return Status::Ok();
 }
 
