@@ -11,12 +11,6 @@ class GenericCodegen final : public CodegenTarget {
   using CodegenTarget::CodegenTarget;
 
   std::string_view name() const override { return "generic"; }
-
-  // The widest register file's floats (NEON: 32 q registers of 4 lanes).
-  int64_t register_floats() const override {
-    const RegisterFile& file = description().widest();
-    return int64_t{file.count} * std::max(4, file.bits / 32);
-  }
 };
 
 }  // namespace

@@ -41,8 +41,9 @@ class CodegenTarget {
   int simd_lanes() const { return description_.simd_lanes(); }
 
   // Vector registers: how many floats a local buffer may hold for the emitter to unroll a
-  // serial loop over it (so that its indices are constants and it stays in registers).
-  virtual int64_t register_floats() const = 0;
+  // serial loop over it (so that its indices are constants and it stays in registers); the
+  // target description's (TargetDescription::register_floats).
+  int64_t register_floats() const { return description_.register_floats(); }
 
   // Data layout: the module's triple and layout, from the target machine.
   virtual void configure_module(llvm::Module& module, const llvm::TargetMachine& tm) const;

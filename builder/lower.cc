@@ -1,6 +1,6 @@
 #include "builder/lower.h"
 
-#include "builder/codegen_target.h"
+#include "exchange/target_description.h"
 #include "ir/analysis.h"
 #include "ir/passes/unroll.h"
 #include "ir/printer.h"
@@ -51,7 +51,7 @@ std::string chosen_loops(const LoweringPass& pass, const LoweredStage& stage) {
 }  // namespace
 
 LoweringOptions lowering_options(const Target& target) {
-  return {new_codegen(target)->register_floats()};
+  return {describe(target).register_floats()};
 }
 
 LoweredStage lower_stage(const ir::Stmt& body, const LoweringOptions& options,

@@ -41,8 +41,8 @@ struct LoweringOptions {
   int64_t register_floats = 0;
 };
 
-// The options for `target`, from its code generator's hooks (builder/codegen_target.h:
-// register_floats).
+// The options for `target`, from its description (exchange/target_description.h:
+// TargetDescription::register_floats).
 LoweringOptions lowering_options(const Target& target);
 
 // One step of the pipeline, as lower_stage reports it.

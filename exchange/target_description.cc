@@ -108,6 +108,7 @@ bool is_host_cpu(const Target& target, TargetArch arch) {
 TargetDescription row(const Target& target, TargetArch arch, std::string_view isa,
                       RegisterFile file, CacheSizes caches) {
   TargetDescription d{arch, isa, {file}, caches};
+  d.unroll_registers = arch == TargetArch::kX86 ? 32 : file.count;
   if (const CpuModel* m = cpu_model(target.cpu)) {
     d.caches.l1d_bytes = m->l1d_kib * 1024;
     d.caches.l2_bytes = m->l2_kib * 1024;

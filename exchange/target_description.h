@@ -47,10 +47,20 @@ struct TargetDescription {
   CacheSizes caches;
   int fma_units = 2;    // FMAs of the widest vector issued per cycle (Zen 4: 1 zmm, Zen 5: 2)
   int fma_latency = 4;  // cycles from an FMA to the next one that reads its result
+  // The registers the code generator's unrolling budget counts (builder/lower.h): a serial loop
+  // over a local buffer of at most register_floats() floats is unrolled so that the buffer stays
+  // in registers. The widest file's count, except on x86, where every ISA level counts AVX-512's
+  // 32 as the emitter always has (16 on AVX2 would change the code AVX2 and SSE targets get; a
+  // change that must come with its measurements, not with a refactor).
+  int unroll_registers = 32;
 
   const RegisterFile& widest() const { return vector_files.front(); }
   // float32 lanes of the widest vector: 16 AVX-512, 8 AVX2, 4 SSE, NEON and the generic row.
   int simd_lanes() const { return widest().bits / 32; }
+  // Floats in unroll_registers registers of the widest file (4 lanes at least).
+  int64_t register_floats() const {
+    return int64_t{unroll_registers} * (simd_lanes() > 4 ? simd_lanes() : 4);
+  }
   // What templates are told about the target (ops/template.h).
   ops::TargetInfo template_info() const;
 };
