@@ -250,7 +250,14 @@ Status Connection::transaction(const std::string& token, const std::function<Sta
     bool retryable = false;
     bool commit_unknown = false;
     Status s = attempt(token, body, &retryable, &commit_unknown);
-    if (s.ok()) return s;
+    if (s.ok()) {
+      if (!token.empty() && ++token_commits_ >= kPruneEveryCommits) {
+        // Best effort: the commit stands whatever the prune does.
+        Status pruned = prune_commit_tokens();
+        if (!pruned.ok()) spdlog::warn("{}", pruned.message());
+      }
+      return s;
+    }
     maybe_committed = maybe_committed || commit_unknown;
     if (!retryable || seconds_now() > deadline) return s;
     if (commit_unknown && token.empty()) {
@@ -271,6 +278,16 @@ std::string unique_commit_token() {
   ::gethostname(host, sizeof host - 1);
   return std::string(host) + "/" + std::to_string(::getpid()) + "/" + std::to_string(salt) + "/" +
          std::to_string(counter++);
+}
+
+Status Connection::prune_commit_tokens() {
+  token_commits_ = 0;
+  return transaction([](Tx& tx) {
+    return tx
+        .exec("DELETE FROM kiln_commits WHERE at < extract(epoch from now()) - $1",
+              {kCommitTokenLifetimeS})
+        .status();
+  });
 }
 
 std::string redact_password(const std::string& uri) {

@@ -7,7 +7,10 @@
 //
 // A transaction whose COMMIT was sent but not acknowledged may or may not have committed; the
 // caller that must not apply it twice gives it a token (transaction(token, ...)): the token is
-// written in the same transaction (table kiln_commits), and a retry first looks it up.
+// written in the same transaction (table kiln_commits), and a retry first looks it up. A retry
+// comes within the reconnection window, so tokens older than kCommitTokenLifetimeS are deleted
+// (prune_commit_tokens: when a store is opened for writing, and every kPruneEveryCommits
+// token commits), and the table does not grow with the store.
 //
 // Not thread-safe: the stores serialize calls with their own mutex.
 #pragma once
@@ -27,6 +30,8 @@ struct pg_result;
 namespace kiln::store::postgres {
 
 inline constexpr double kDefaultReconnectWindowS = 30;
+inline constexpr double kCommitTokenLifetimeS = 24 * 3600;
+inline constexpr int kPruneEveryCommits = 4096;
 
 // A statement's parameter: text, a number, or SQL NULL.
 struct Param {
@@ -90,6 +95,8 @@ class Connection {
   // must only touch state it resets. A body error rolls back and is returned as it is.
   Status transaction(const std::function<Status(Tx&)>& body);
   Status transaction(const std::string& token, const std::function<Status(Tx&)>& body);
+  // Deletes the commit tokens older than kCommitTokenLifetimeS (REQUIRES the schema).
+  Status prune_commit_tokens();
 
  private:
   friend class Tx;
@@ -107,6 +114,7 @@ class Connection {
   double reconnect_window_s_;
   pg_conn* conn_ = nullptr;
   bool last_error_retryable_ = false;
+  int token_commits_ = 0;  // since the last prune
 };
 
 // A commit token (Connection::transaction) no other transaction of any process has: host, pid,

@@ -102,6 +102,7 @@ Result<std::unique_ptr<Connection>> open_store_connection(const std::string& uri
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Connection> c,
                         Connection::open(uri, redact_password(uri), read_only));
   KILN_RETURN_IF_ERROR(prepare_schema(*c, read_only));
+  if (!read_only) KILN_RETURN_IF_ERROR(c->prune_commit_tokens());
   return c;
 }
 

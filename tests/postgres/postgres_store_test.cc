@@ -118,6 +118,28 @@ TEST_F(PostgresStore, ThePasswordComesFromPgpassfile) {
   EXPECT_EQ(best.output.find("t0ps3cret"), std::string::npos);
 }
 
+// The tokens that keep a lost COMMIT from being applied twice do not pile up: those older than a
+// day (a retry comes within seconds) go when a store is opened for writing.
+TEST_F(PostgresStore, OldCommitTokensArePruned) {
+  const std::string db = uri_.substr(uri_.rfind('/') + 1);
+  {
+    auto s = open_store(uri_);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    ASSERT_TRUE((*s)->append({make_record("dense:K=1,M=1,N=1", 0, {1.0})}).ok());
+  }
+  server_->sql(db, "INSERT INTO kiln_commits VALUES ('old', extract(epoch from now()) - 90000)");
+  EXPECT_EQ(server_->query_one(db, "SELECT count(*) FROM kiln_commits"), "2");
+  auto reader = open_store(uri_, /*read_only=*/true);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ(server_->query_one(db, "SELECT count(*) FROM kiln_commits"),
+            "2");  // reads delete nothing
+  auto s = open_store(uri_);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(server_->query_one(db, "SELECT count(*) FROM kiln_commits WHERE token = 'old'"), "0");
+  EXPECT_EQ(server_->query_one(db, "SELECT count(*) FROM kiln_commits"), "1");  // the recent one
+  EXPECT_EQ(*(*s)->count(), 1);
+}
+
 // The server restarted between calls: an open store reconnects and loses nothing committed.
 TEST_F(PostgresStore, ReconnectsAfterAServerRestart) {
   auto s = open_store(uri_);
