@@ -19,6 +19,7 @@
 #include "proto/kiln.grpc.pb.h"
 #include "store/job_store.h"
 #include "store/open_store.h"
+#include "tests/daemon/serve_jobs.h"
 #include "tests/daemon/serve_process.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
@@ -28,25 +29,10 @@ namespace {
 
 using kiln::testing::run_kiln;
 using kiln::testing::ServeProcess;
+using kiln::testing::small_job;
+using kiln::testing::submit;
 using kiln::testing::TempDir;
 using ::testing::HasSubstr;
-
-// A small, fast job: one dense workload, one template, the random tuner, one timed run per
-// config and no cooldown, so that a trial costs about a build.
-std::string small_job(const std::string& workload, int trials, int priority = 0) {
-  return "name: " + workload + "\nworkloads: [\"" + workload +
-         "\"]\ntemplate: dense_nopack.x86\ntuner: random\nseed: 3\n"
-         "budget: {trials: " +
-         std::to_string(trials) + "}\npriority: " + std::to_string(priority) +
-         "\nmeasure: {number: 1, repeat: 1, cooldown_interval: 0, timeout: 5, threads: 1, "
-         "n_parallel: 1, build_timeout: 20}\n";
-}
-
-int64_t submit(const std::string& address, const std::string& file) {
-  testing::CommandResult r = run_kiln("submit --server " + address + " " + file);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  return std::atoll(r.output.c_str());
-}
 
 nlohmann::json jobs_json(const std::string& address) {
   testing::CommandResult r = run_kiln("jobs --json --server " + address);

@@ -77,37 +77,13 @@ class PgServer {
   }
   // Runs `statement` on database `db` (throws on failure).
   void sql(const std::string& db, const std::string& statement) const {
-    PGconn* c = PQconnectdb(uri(db).c_str());
-    if (PQstatus(c) != CONNECTION_OK) {
-      std::string e = PQerrorMessage(c);
-      PQfinish(c);
-      throw std::runtime_error("test PostgreSQL: cannot connect to " + uri(db) + ": " + e);
-    }
-    PGresult* r = PQexec(c, statement.c_str());
-    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
-    std::string e = PQerrorMessage(c);
-    PQclear(r);
-    PQfinish(c);
-    if (!ok) throw std::runtime_error("test PostgreSQL: '" + statement + "' failed: " + e);
+    (void)run_query(db, statement, /*rows=*/false);
   }
 
   // The first column of the first row of `query` on database `db` ("" when none; throws on
   // failure).
   std::string query_one(const std::string& db, const std::string& query) const {
-    PGconn* c = PQconnectdb(uri(db).c_str());
-    if (PQstatus(c) != CONNECTION_OK) {
-      std::string e = PQerrorMessage(c);
-      PQfinish(c);
-      throw std::runtime_error("test PostgreSQL: cannot connect to " + uri(db) + ": " + e);
-    }
-    PGresult* r = PQexec(c, query.c_str());
-    const bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-    std::string value = ok && PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
-    std::string e = PQerrorMessage(c);
-    PQclear(r);
-    PQfinish(c);
-    if (!ok) throw std::runtime_error("test PostgreSQL: '" + query + "' failed: " + e);
-    return value;
+    return run_query(db, query, /*rows=*/true);
   }
 
   // A login role that must give `password` (scram-sha-256 over 127.0.0.1; every other role keeps
@@ -146,6 +122,27 @@ class PgServer {
   void restart() { pg_ctl("restart -m fast -w -t 60 -o '" + server_options() + "'"); }
 
  private:
+  // Runs `statement` on database `db` in a connection of its own; with `rows`, returns the first
+  // column of its first row. Throws with the server's message on failure.
+  std::string run_query(const std::string& db, const std::string& statement, bool rows) const {
+    PGconn* c = PQconnectdb(uri(db).c_str());
+    if (PQstatus(c) != CONNECTION_OK) {
+      std::string e = PQerrorMessage(c);
+      PQfinish(c);
+      throw std::runtime_error("test PostgreSQL: cannot connect to " + uri(db) + ": " + e);
+    }
+    PGresult* r = PQexec(c, statement.c_str());
+    const ExecStatusType st = PQresultStatus(r);
+    const bool ok =
+        rows ? st == PGRES_TUPLES_OK : (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK);
+    std::string value = ok && rows && PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
+    std::string e = PQerrorMessage(c);
+    PQclear(r);
+    PQfinish(c);
+    if (!ok) throw std::runtime_error("test PostgreSQL: '" + statement + "' failed: " + e);
+    return value;
+  }
+
   PgServer() {
     std::string pattern = (std::filesystem::temp_directory_path() / "kiln_pg_XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");

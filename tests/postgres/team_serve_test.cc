@@ -23,6 +23,7 @@
 
 #include "store/job_store.h"
 #include "store/open_store.h"
+#include "tests/daemon/serve_jobs.h"
 #include "tests/daemon/serve_process.h"
 #include "tests/postgres/pg_server.h"
 #include "tests/run_kiln.h"
@@ -34,17 +35,9 @@ namespace {
 using kiln::testing::PgServer;
 using kiln::testing::run_kiln;
 using kiln::testing::ServeProcess;
+using kiln::testing::small_job;
+using kiln::testing::submit;
 using kiln::testing::TempDir;
-
-// One dense workload, the random tuner, one timed run per config: a trial costs about a build.
-std::string small_job(const std::string& workload, int trials, int priority = 0) {
-  return "name: " + workload + "\nworkloads: [\"" + workload +
-         "\"]\ntemplate: dense_nopack.x86\ntuner: random\nseed: 5\n"
-         "budget: {trials: " +
-         std::to_string(trials) + "}\npriority: " + std::to_string(priority) +
-         "\nmeasure: {number: 1, repeat: 1, cooldown_interval: 0, timeout: 5, threads: 1, "
-         "n_parallel: 1, build_timeout: 20}\n";
-}
 
 struct JobLine {
   std::string state;
@@ -94,12 +87,6 @@ std::string host_of(const ServeProcess& p) {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   return std::string(host) + ":" + std::to_string(p.pid());
-}
-
-int64_t submit(const std::string& address, const std::string& file) {
-  testing::CommandResult r = run_kiln("submit --server " + address + " " + file);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  return std::atoll(r.output.c_str());
 }
 
 class TeamServe : public ::testing::Test {
