@@ -391,7 +391,7 @@ Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
   }
   if (!best.tmpl) {
     // TVM's strategy picks the implementation with the highest priority when nothing is tuned.
-    const ops::Template* tmpl = fallback_template(templates);
+    const ops::Template* tmpl = fallback_template(templates, workload, target_info_);
     KILN_ASSIGN_OR_RETURN(ops::Workload w, tmpl->normalize(workload));
     if (untuned_ && !planning_) {
       KILN_ASSIGN_OR_RETURN(UntunedConfig chosen, untuned_->choose(*tmpl, w));
@@ -422,7 +422,7 @@ Result<ModelEmitter::Choice> ModelEmitter::choose_config(size_t index,
   if (options_.store && !planning_ && task.count == 1) {
     KILN_ASSIGN_OR_RETURN(task.chosen_seconds,
                           recorded_seconds(*best.tmpl, best.workload, best.config.index()));
-    const ops::Template* fallback = fallback_template(templates);
+    const ops::Template* fallback = fallback_template(templates, workload, target_info_);
     KILN_ASSIGN_OR_RETURN(ops::Workload w, fallback->normalize(workload));
     const int64_t default_index =
         fallback->default_config(w, fallback->space(w), target_info_).index();
@@ -500,7 +500,10 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
     }
     chain = absorb_chain(anchor, anchor_shape);
     std::string result = chain.empty() ? anchor : chain.back()->outputs[0];
-    layout.packed_output = !graph_outputs_.count(result);
+    // A config whose output block is 0 (a ragged block) writes NCHW.
+    std::optional<ops::ActivationBlocks> blocks =
+        choice.tmpl->activation_blocks(choice.workload, choice.config);
+    layout.packed_output = !graph_outputs_.count(result) && (!blocks || blocks->out > 0);
   }
   KILN_ASSIGN_OR_RETURN(
       ir::Program program,

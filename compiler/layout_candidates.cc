@@ -10,7 +10,14 @@
 
 namespace kiln::compiler {
 
-const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates) {
+const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates,
+                                       const ops::Workload& workload,
+                                       const ops::TargetInfo& target) {
+  for (const ops::Template* t : templates) {
+    if (!t->extra()) continue;
+    Result<ops::Workload> w = t->normalize(workload);
+    if (w.ok() && t->preferred_untuned(*w, target)) return t;
+  }
   for (const ops::Template* t : templates) {
     if (t->untuned_choice()) return t;
   }
@@ -23,7 +30,7 @@ Result<std::vector<ConvCandidate>> conv_candidates(const ops::Workload& workload
                                                    const store::RecordChoice& choice,
                                                    UntunedConfigs* untuned) {
   std::vector<const ops::Template*> templates = ops::templates_for_op(workload.op);
-  const ops::Template* fallback_tmpl = fallback_template(templates);
+  const ops::Template* fallback_tmpl = fallback_template(templates, workload, info);
   if (!fallback_tmpl) return InternalError("no template for operator " + workload.op);
 
   std::vector<ConvCandidate> best_per_blocks;  // records only, in the order first seen

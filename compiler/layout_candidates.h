@@ -38,10 +38,14 @@ struct ConvCandidate {
   ConfigSource source = ConfigSource::kTuned;
 };
 
-// The template TVM's strategy picks when nothing is tuned: the first that says it is its
-// operator's (ops::Template::untuned_choice: dense_pack.x86 for dense), else the first (the
-// direct NCHWc convolutions).
-const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates);
+// The template a task nothing is recorded for uses: an extra template that applies to
+// `workload` and prefers it on `target` (ops::Template::preferred_untuned: the ragged conv where
+// TVM's blocks leave lanes empty), else the one TVM's strategy picks when nothing is tuned: the
+// first that says it is its operator's (ops::Template::untuned_choice: dense_pack.x86 for
+// dense), else the first (the direct NCHWc convolutions).
+const ops::Template* fallback_template(const std::vector<const ops::Template*>& templates,
+                                       const ops::Workload& workload,
+                                       const ops::TargetInfo& target);
 
 // Candidates for `workload` (the records store::usable_records gives for `target` and `choice` in
 // `store`, which may be null: then the untuned config alone): the records' candidates, or the

@@ -37,9 +37,9 @@ struct TaskExtraction {
 TaskExtraction extract_tasks(const Graph& graph);
 
 // kiln's extra tasks for `tasks` (Template::extra, e.g. conv2d_NCHWc_winograd.x86 for the 3x3
-// stride-1 convolutions): one per task and extra template of its operator that accepts its
-// workload, with the task's weight and nodes, after all of `tasks` in their order. Duplicates
-// (two templates of one workload) yield one extra task.
+// stride-1 convolutions, conv2d_NCHWc_ragged.x86 for K off the widest vector): one per task and
+// extra template of its operator that accepts its workload, with the task's weight and nodes, after
+// all of `tasks` in their order. Duplicates (two templates of one workload) yield one extra task.
 std::vector<ModelTask> extra_tasks(const std::vector<ModelTask>& tasks);
 
 }  // namespace kiln::frontend

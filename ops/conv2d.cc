@@ -4,20 +4,18 @@
 // Workload: conv2d:N=,C=,H=,W=,K=,R=,S= with stride (1), pad (0), dilation (1), groups (1 only)
 // and optionally stride_h/stride_w/pad_h/pad_w.
 //
-// Knobs (TVM's, in TVM's order): tile_ic = split(C), tile_oc = split(K), tile_ow = split(out
-// width, policy "verbose", inner <= 64); then tile_oh = [1, 2] (1x1 kernels) or unroll_kw =
-// [true, false]. As in TVM, tile_ow and tile_oh are sized from the output computed WITHOUT
-// dilation, so that config indices match TVM logs; tiles past the real output are computed on
-// padding and dropped.
+// Knobs (TVM's, in TVM's order): tile_ic = split(C), tile_oc = split(K), then the tile knobs of
+// conv2d_direct.h: tile_ow = split(out width, policy "verbose", inner <= 64); then tile_oh =
+// [1, 2] (1x1 kernels) or unroll_kw = [true, false]. As in TVM, tile_ow and tile_oh are sized
+// from the output computed WITHOUT dilation, so that config indices match TVM logs; tiles past
+// the real output are computed on padding and dropped.
 //
 // Program: pack data to a padded NCHW{ic_bn}c workspace and the weights to OIHW{ic_bn}i{oc_bn}o
 // (untimed, as TVM's tuning takes both pre-packed), then the timed compute stage of
-// conv_common.h with TVM's reduction order:
-//   3x3 etc., unroll_kw: ic_chunk, kh, ic_block, kw (unrolled), ow_block (unrolled), oc_block (vec)
-//   3x3 etc., !unroll_kw: ic_chunk, kh, kw, ic_block, ow_block (unrolled), oc_block (vec)
-//   1x1:                  ic_chunk, ic_block, oh_block (unrolled), ow_block (unrolled), oc_block
+// conv_common.h with TVM's reduction order (conv2d_direct.h).
 #include <utility>
 
+#include "ops/conv2d_direct.h"
 #include "ops/conv_common.h"
 #include "ops/default_config.h"
 #include "ops/registry.h"
@@ -26,16 +24,8 @@ namespace kiln::ops {
 
 namespace {
 
-using ir::Expr;
-using ir::LoopKind;
-using ir::Stmt;
-
-bool is_1x1(const conv::Geometry& g) { return g.r == 1 && g.s == 1; }
-
-// TVM's output height and width for the tuning space, which ignore dilation.
-std::pair<int64_t, int64_t> space_output_size(const conv::Geometry& g) {
-  return {(g.h + 2 * g.pad_h - g.r) / g.stride_h + 1, (g.w + 2 * g.pad_w - g.s) / g.stride_w + 1};
-}
+using conv::is_1x1;
+using conv::space_output_size;
 
 class Conv2dNchwcTemplate final : public Template {
  public:
@@ -88,20 +78,10 @@ class Conv2dNchwcTemplate final : public Template {
 
   ConfigSpace space(const Workload& w) const override {
     conv::Geometry g = conv::geometry(w);
-    auto [oh, ow] = space_output_size(g);
     ConfigSpace space;
     space.define_split("tile_ic", g.c);
     space.define_split("tile_oc", g.k);
-    SplitOptions ow_options;
-    ow_options.policy = "verbose";
-    ow_options.filter = [](const SplitEntity& e) { return e.size.back() <= 64; };
-    space.define_split("tile_ow", ow, ow_options);
-    if (is_1x1(g)) {
-      space.define_knob(
-          "tile_oh", oh > 1 ? std::vector<nlohmann::json>{1, 2} : std::vector<nlohmann::json>{1});
-    } else {
-      space.define_knob("unroll_kw", {true, false});
-    }
+    conv::define_tile_knobs(g, &space);
     return space;
   }
 
@@ -137,19 +117,13 @@ class Conv2dNchwcTemplate final : public Template {
                               const TargetInfo& target) const override {
     conv::Geometry g = conv::geometry(w);
     auto [oh, ow] = space_output_size(g);
-    std::vector<int64_t> oh_factors = {1};
-    if (is_1x1(g) && oh > 1) oh_factors.push_back(2);
-    conv::DefaultTile tile = conv::default_tile(
-        g, false, ow, split_inner_factors(*space.find_knob("tile_ow")), oh, oh_factors, target);
+    conv::DefaultTile tile =
+        conv::default_tile(g, false, ow, split_inner_factors(*space.find_knob("tile_ow")), oh,
+                           conv::oh_factors(g), target);
     std::vector<std::pair<std::string, Entity>> entities = {
         {"tile_ic", SplitEntity{{g.c / tile.blocks.in, tile.blocks.in}}},
-        {"tile_oc", SplitEntity{{g.k / tile.blocks.out, tile.blocks.out}}},
-        {"tile_ow", two_way_split(ow, tile.reg_n)}};
-    if (is_1x1(g)) {
-      entities.push_back({"tile_oh", OtherOptionEntity{tile.oh_factor}});
-    } else {
-      entities.push_back({"unroll_kw", OtherOptionEntity{false}});
-    }
+        {"tile_oc", SplitEntity{{g.k / tile.blocks.out, tile.blocks.out}}}};
+    for (auto& knob : conv::default_tile_knobs(g, tile)) entities.push_back(std::move(knob));
     Result<ConfigEntity> config = space.make_config(std::move(entities));
     return std::move(config).value();  // every entity is in the space: a failure is a bug
   }
@@ -160,51 +134,8 @@ class Conv2dNchwcTemplate final : public Template {
     conv::Geometry g = conv::geometry(w);
     KILN_ASSIGN_OR_RETURN(ActivationBlocks channels, conv::channel_blocks(g, config));
     const int64_t ic_bn = channels.in, oc_bn = channels.out;
-    KILN_ASSIGN_OR_RETURN(int64_t reg_n, conv::split_inner(config, "tile_ow", 0));
-    conv::Tiling t{oc_bn, reg_n, 1};
-    bool unroll_kw = false;
-    if (is_1x1(g)) {
-      KILN_ASSIGN_OR_RETURN(nlohmann::json oh, conv::option(config, "tile_oh"));
-      if (!oh.is_number_integer() || oh.get<int64_t>() < 1) {
-        return InstantiationError("tile_oh = " + oh.dump() + " is not a positive integer");
-      }
-      t.oh_factor = oh.get<int64_t>();
-    } else {
-      KILN_ASSIGN_OR_RETURN(nlohmann::json unroll, conv::option(config, "unroll_kw"));
-      if (!unroll.is_boolean()) {
-        return InstantiationError("unroll_kw = " + unroll.dump() + " is not a boolean");
-      }
-      unroll_kw = unroll.get<bool>();
-    }
-
-    conv::DirectConv direct;
-    direct.name = "conv2d_NCHWc";
-    direct.weight_shape = {g.k, g.c, g.r, g.s};
-    direct.kernel_vec_shape = {g.k / oc_bn, g.c / ic_bn, g.r, g.s, ic_bn, oc_bn};
-    direct.ic_bn = ic_bn;
-    direct.tiling = t;
-    direct.pack_weight = [&](const ir::Buffer& weight, const ir::Buffer& kernel_vec) {
-      return pack_weight(g, ic_bn, oc_bn, weight, kernel_vec);
-    };
-    direct.reduction = [&](const conv::Tile& tile, const ir::Buffer& data_vec,
-                           const ir::Buffer& kernel_vec) {
-      Expr icc = ir::var("icc"), icb = ir::var("icb");
-      Expr kh = is_1x1(g) ? Expr(0) : ir::var("kh"), kw = is_1x1(g) ? Expr(0) : ir::var("kw");
-      Stmt update = conv::accumulate(tile, [&](const Expr& ohi, const Expr& j, const Expr& v) {
-        Expr h = (tile.oh0 + ohi) * Expr(g.stride_h) + kh * Expr(g.dilation);
-        Expr x = (tile.ow0 + j) * Expr(g.stride_w) + kw * Expr(g.dilation);
-        return data_vec.load({tile.n, icc, h, x, icb}) *
-               kernel_vec.load({tile.oc_chunk, icc, kh, kw, icb, v});
-      });
-      int64_t ic_chunks = g.c / ic_bn;
-      if (is_1x1(g)) return ir::LoopNest({{icc, ic_chunks}, {icb, ic_bn}}, update);
-      if (unroll_kw) {
-        return ir::LoopNest(
-            {{icc, ic_chunks}, {kh, g.r}, {icb, ic_bn}, {kw, g.s, LoopKind::kUnrolled}}, update);
-      }
-      return ir::LoopNest({{icc, ic_chunks}, {kh, g.r}, {kw, g.s}, {icb, ic_bn}}, update);
-    };
-    return conv::direct_conv_program(g, direct, target, layout);
+    KILN_ASSIGN_OR_RETURN(conv::Conv2dTile tile, conv::read_tile_knobs(g, config, oc_bn));
+    return conv::direct_conv_program(g, conv::conv2d_direct(g, ic_bn, tile), target, layout);
   }
 
   std::optional<ActivationBlocks> activation_blocks(const Workload& w,
@@ -221,24 +152,6 @@ class Conv2dNchwcTemplate final : public Template {
   nlohmann::json tvm_args(const Workload& w) const override {
     conv::Geometry g = conv::geometry(w);
     return conv::tvm_args(g, {g.k, g.c, g.r, g.s});
-  }
-
- private:
-  // kernel_vec[occ, icc, kh, kw, icb, ocb] = weight[occ * oc_bn + ocb, icc * ic_bn + icb, kh, kw]
-  static Stmt pack_weight(const conv::Geometry& g, int64_t ic_bn, int64_t oc_bn,
-                          const ir::Buffer& weight, const ir::Buffer& kernel_vec) {
-    Expr occ = ir::var("occ"), icc = ir::var("icc"), kh = ir::var("kh"), kw = ir::var("kw"),
-         icb = ir::var("icb");
-    Stmt body = conv::vector_loop("ocb", oc_bn, [&](const Expr& ocb) {
-      return ir::Store(kernel_vec, {occ, icc, kh, kw, icb, ocb},
-                       weight.load({occ * Expr(oc_bn) + ocb, icc * Expr(ic_bn) + icb, kh, kw}));
-    });
-    return ir::LoopNest({{occ, g.k / oc_bn, LoopKind::kParallel},
-                         {icc, g.c / ic_bn},
-                         {kh, g.r},
-                         {kw, g.s},
-                         {icb, ic_bn}},
-                        body);
   }
 };
 

@@ -28,6 +28,7 @@
 #include <functional>
 #include <utility>
 
+#include "ops/conv2d_direct.h"
 #include "ops/conv_common.h"
 #include "ops/limits.h"
 #include "ops/packed_matmul.h"
@@ -111,43 +112,32 @@ WinogradShape winograd_shape(const conv::Geometry& g, int64_t t_bn) {
 
 int64_t tile_count(const conv::Geometry& g) { return winograd_shape(g, 1).tiles; }
 
-class Conv2dWinogradTemplate final : public Template {
+// The direct convolution's FLOPs (conv::Conv2dVariant), so that GFLOPS compare with the direct
+// template's (effective throughput; the Winograd program does about a quarter of the
+// multiplications).
+class Conv2dWinogradTemplate final : public conv::Conv2dVariant {
  public:
   std::string_view name() const override { return "conv2d_NCHWc_winograd.x86"; }
-  std::string_view op() const override { return "conv2d"; }
-  bool extra() const override { return true; }
 
   // conv2d_NCHWc.x86's normalization (the same keys, defaults and canonical form, groups=1),
   // then the shapes F(4x4, 3x3) computes.
   Result<Workload> normalize(const Workload& w) const override {
-    std::string where = std::string(name()) + " workload " + w.to_string() + ": ";
-    Result<Workload> direct = conv2d_nchwc_template().normalize(w);
-    if (!direct.ok()) return InvalidArgument(where + direct.status().message());
-    conv::Geometry g = conv::geometry(*direct);
+    KILN_ASSIGN_OR_RETURN(Workload direct, normalize_as_direct(w));
+    conv::Geometry g = conv::geometry(direct);
     if (g.r != 3 || g.s != 3) {
-      return InvalidArgument(where + "only 3x3 kernels are supported (R=" + std::to_string(g.r) +
-                             ", S=" + std::to_string(g.s) + ")");
+      return refuse(w, "only 3x3 kernels are supported (R=" + std::to_string(g.r) +
+                           ", S=" + std::to_string(g.s) + ")");
     }
     if (g.stride_h != 1 || g.stride_w != 1) {
-      return InvalidArgument(where + "only stride 1 is supported (stride " +
-                             std::to_string(g.stride_h) + "x" + std::to_string(g.stride_w) + ")");
+      return refuse(w, "only stride 1 is supported (stride " + std::to_string(g.stride_h) + "x" +
+                           std::to_string(g.stride_w) + ")");
     }
     if (g.dilation != 1) {
-      return InvalidArgument(
-          where + "only dilation=1 is supported (dilation=" + std::to_string(g.dilation) + ")");
+      return refuse(w,
+                    "only dilation=1 is supported (dilation=" + std::to_string(g.dilation) + ")");
     }
     return direct;
   }
-
-  std::vector<TensorSpec> inputs(const Workload& w) const override {
-    return conv2d_nchwc_template().inputs(w);
-  }
-  std::vector<TensorSpec> outputs(const Workload& w) const override {
-    return conv2d_nchwc_template().outputs(w);
-  }
-  // The direct convolution's FLOPs, so that GFLOPS compare with the direct template's
-  // (effective throughput; the Winograd program does about a quarter of the multiplications).
-  double flop(const Workload& w) const override { return conv2d_nchwc_template().flop(w); }
 
   ConfigSpace space(const Workload& w) const override {
     conv::Geometry g = conv::geometry(w);
@@ -230,15 +220,6 @@ class Conv2dWinogradTemplate final : public Template {
         {"conv2d_NCHWc_winograd_transform_output",
          transform_output(g, ws, oc_bn, m, bias, output, layout.packed_output), true}};
     return program;
-  }
-
-  void reference(const Workload& w, const std::vector<const float*>& inputs,
-                 const std::vector<float*>& outputs) const override {
-    conv2d_nchwc_template().reference(w, inputs, outputs);
-  }
-
-  nlohmann::json tvm_args(const Workload& w) const override {
-    return conv2d_nchwc_template().tvm_args(w);
   }
 
  private:

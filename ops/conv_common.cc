@@ -194,17 +194,34 @@ ActivationBlocks fallback_blocks(const Geometry& g, const TargetInfo& target) {
 DefaultTile default_tile(const Geometry& g, bool depthwise, int64_t ow,
                          const std::vector<int64_t>& reg_factors, int64_t oh,
                          const std::vector<int64_t>& oh_factors, const TargetInfo& target) {
-  const int64_t simd = std::max(1, target.simd_lanes);
   // Blocks by channel count alone, so that a conv reads its producer's output block as it is
   // (no conversion in its data packing, no unpack for a residual read): two vectors, one where
   // a block's weights would not fit the L2 cache (the next conv's input block then differs).
-  const int64_t weights_per_channel = (depthwise ? 1 : g.c) * g.r * g.s;
   int64_t oc_bn = channel_block(g.k, kDefaultBlockVectors, target);
-  if (weights_per_channel * oc_bn * 4 > target.l2_bytes) oc_bn = channel_block(g.k, 1, target);
+  if (block_weight_bytes(g, depthwise, oc_bn) > target.l2_bytes) {
+    oc_bn = channel_block(g.k, 1, target);
+  }
   const int64_t ic_bn = depthwise ? oc_bn : channel_block(g.c, kDefaultBlockVectors, target);
+  return register_tile(g, depthwise, {ic_bn, oc_bn}, ow, reg_factors, oh, oh_factors, target);
+}
+
+int64_t block_weight_bytes(const Geometry& g, bool depthwise, int64_t oc_bn) {
+  return (depthwise ? 1 : g.c) * g.r * g.s * oc_bn * 4;
+}
+
+DefaultTile register_tile(const Geometry& g, bool depthwise, const ActivationBlocks& blocks,
+                          int64_t ow, const std::vector<int64_t>& reg_factors, int64_t oh,
+                          const std::vector<int64_t>& oh_factors, const TargetInfo& target) {
+  const int64_t simd = std::max(1, target.simd_lanes);
+  const int64_t oc_bn = blocks.out;
   const int64_t vecs = vectors_of(oc_bn, target);
-  const double lane_use = static_cast<double>(oc_bn) / static_cast<double>(vecs * simd);
-  DefaultTile best{{ic_bn, oc_bn}, 1, 1};
+  // The share of the computed lanes that are output channels: a block's lanes past a vector's
+  // end, and a ragged block's padding past K.
+  const double lane_use =
+      g.k % oc_bn == 0
+          ? static_cast<double>(oc_bn) / static_cast<double>(vecs * simd)
+          : static_cast<double>(g.k) / static_cast<double>(ceil_div(g.k, oc_bn) * vecs * simd);
+  DefaultTile best{blocks, 1, 1, 0.0};
   BestTile chooser(target);
   for (int64_t reg : reg_factors) {
     for (int64_t ohf : oh_factors) {
@@ -219,6 +236,7 @@ DefaultTile default_tile(const Geometry& g, bool depthwise, int64_t ow,
       if (chooser.offer(tile)) {
         best.reg_n = reg;
         best.oh_factor = ohf;
+        best.efficiency = tile_efficiency(tile, target);
       }
     }
   }
@@ -324,12 +342,16 @@ Stmt accumulate(const Tile& tile, const TermFn& term) {
   });
 }
 
+int64_t oc_chunks(const Geometry& g, const Tiling& t) { return ceil_div(g.k, t.oc_bn); }
+
+bool ragged(const Geometry& g, const Tiling& t) { return g.k % t.oc_bn != 0; }
+
 ir::Buffer row_workspace(const Geometry& g, const Tiling& t, bool packed_output) {
   if (packed_output) return ir::Buffer();
   TiledShape ts = tiled_shape(g, t);
   int64_t row = t.oh_factor * ts.q_pad * t.oc_bn;
   if (row + t.oh_factor * t.reg_n * t.oc_bn <= kMaxLocalFloats) return ir::Buffer();
-  return ir::Buffer("conv_rows", {g.n * (g.k / t.oc_bn) * ts.oh_chunks * row},
+  return ir::Buffer("conv_rows", {g.n * oc_chunks(g, t) * ts.oh_chunks * row},
                     ir::BufferScope::kWorkspace);
 }
 
@@ -354,10 +376,10 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
              const ir::Buffer& output, const ir::Buffer& rows,
              const std::function<Stmt(const Tile&)>& reduction, bool packed_output) {
   TiledShape ts = tiled_shape(g, t);
-  int64_t oc_chunks = g.k / t.oc_bn;
+  const int64_t chunks = oc_chunks(g, t);
   int64_t row_floats = t.oh_factor * ts.q_pad * t.oc_bn;
   Expr f = ir::var("n_occ_oh"), owc = ir::var("owc");
-  std::vector<Expr> fused = unfuse(f, {g.n, oc_chunks, ts.oh_chunks});
+  std::vector<Expr> fused = unfuse(f, {g.n, chunks, ts.oh_chunks});
   Expr oh_chunk0 = fused[2] * Expr(t.oh_factor);
   // An accumulator over the stack cap is computed sub-tile by sub-tile (serial loops over
   // blocks of rows, columns and lanes); each output still sums its terms in the same order.
@@ -404,7 +426,7 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
     if (ts.p_pad != g.p) store = ir::If(oh < Expr(g.p), store);
     Stmt write_back = ir::For(ohi, st.oh_factor, LoopKind::kUnrolled,
                               ir::For(j, st.reg_n, LoopKind::kUnrolled, store));
-    return ir::For(f, g.n * oc_chunks * ts.oh_chunks, LoopKind::kParallel, tiles_with(write_back));
+    return ir::For(f, g.n * chunks * ts.oh_chunks, LoopKind::kParallel, tiles_with(write_back));
   }
 
   bool local_row = !rows.defined();
@@ -441,19 +463,28 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
     columns.push_back(
         ir::For(qt, g.q % lanes, LoopKind::kVectorized, copy(Expr(g.q / lanes * lanes) + qt)));
   }
-  Stmt row_copy = ir::For(v, t.oc_bn, LoopKind::kSerial, ir::Seq(columns));
+  Stmt channel_rows = ir::Seq(columns);
+  // A ragged block's last chunk holds padding lanes past the K channels: never stored.
+  if (ragged(g, t)) channel_rows = ir::If(oc0 + v < Expr(g.k), channel_rows);
+  Stmt row_copy = ir::For(v, t.oc_bn, LoopKind::kSerial, channel_rows);
   if (ts.p_pad != g.p) row_copy = ir::If(oh_chunk0 + ohi < Expr(g.p), row_copy);
   Stmt unpack = ir::For(ohi, t.oh_factor, LoopKind::kSerial, row_copy);
 
   Stmt body = ir::Seq({tiles, unpack});
   if (local_row) body = ir::Allocate(row, body);
-  return ir::For(f, g.n * oc_chunks * ts.oh_chunks, LoopKind::kParallel, body);
+  return ir::For(f, g.n * chunks * ts.oh_chunks, LoopKind::kParallel, body);
 }
 
 Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& conv,
                                         const TargetInfo& target, const ActivationLayout& layout) {
   const Tiling& t = conv.tiling;
   TiledShape ts = tiled_shape(g, t);
+  const bool is_ragged = ragged(g, t);
+  if (is_ragged && layout.packed_output) {
+    return InstantiationError("output block " + std::to_string(t.oc_bn) + " does not divide the " +
+                              std::to_string(g.k) +
+                              " output channels: a ragged block writes an NCHW output only");
+  }
   KILN_ASSIGN_OR_RETURN(ir::Buffer data, data_buffer(g, layout));
   ir::Buffer weight("weight", conv.weight_shape, ir::BufferScope::kArgument);
   ir::Buffer bias("bias", {g.k}, ir::BufferScope::kArgument);
@@ -462,18 +493,34 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
   ir::Buffer kernel_vec("kernel_vec", conv.kernel_vec_shape, ir::BufferScope::kWorkspace);
   ir::Buffer rows = row_workspace(g, t, layout.packed_output);
 
+  // A ragged block reads its bias from a copy padded with zeros to whole blocks, packed with
+  // the weights (untimed; a compiled model packs both once, at compile time).
+  ir::Buffer bias_vec =
+      is_ragged ? ir::Buffer("bias_vec", {oc_chunks(g, t) * t.oc_bn}, ir::BufferScope::kWorkspace)
+                : bias;
+  Stmt pack_weight = conv.pack_weight(weight, kernel_vec);
+  if (is_ragged) {
+    Expr oc = ir::var("oc");
+    pack_weight =
+        ir::Seq({pack_weight,
+                 ir::For(oc, oc_chunks(g, t) * t.oc_bn, LoopKind::kSerial,
+                         ir::If(oc < Expr(g.k), ir::StoreFlat(bias_vec, oc, bias.load_flat(oc)),
+                                ir::StoreFlat(bias_vec, oc, ir::f32(0))))});
+  }
+
   ir::Program program;
   program.name = conv.name;
   program.buffers = {data, weight, bias, output, data_vec, kernel_vec};
   if (rows.defined()) program.buffers.push_back(rows);
+  if (is_ragged) program.buffers.push_back(bias_vec);
   program.num_inputs = 3;
   program.num_outputs = 1;
   program.stages = {
       {conv.name + "_pack_data", pack_data(g, conv.ic_bn, data, data_vec), false},
-      {conv.name + "_pack_weight", conv.pack_weight(weight, kernel_vec), false},
+      {conv.name + "_pack_weight", pack_weight, false},
       {conv.name + "_compute",
        compute(
-           g, t, target, bias, output, rows,
+           g, t, target, bias_vec, output, rows,
            [&](const Tile& tile) { return conv.reduction(tile, data_vec, kernel_vec); },
            layout.packed_output),
        true}};

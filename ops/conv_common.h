@@ -125,10 +125,18 @@ struct DefaultTile {
   ActivationBlocks blocks;
   int64_t reg_n = 1;
   int64_t oh_factor = 1;
+  double efficiency = 0;  // the chosen tile's modelled share of the FMA peak (tile_efficiency)
 };
 DefaultTile default_tile(const Geometry& g, bool depthwise, int64_t ow,
                          const std::vector<int64_t>& reg_factors, int64_t oh,
                          const std::vector<int64_t>& oh_factors, const TargetInfo& target);
+// The register tile default_tile chooses for given blocks; blocks.out may be ragged (not
+// dividing g.k), its padding lanes counted as wasted.
+DefaultTile register_tile(const Geometry& g, bool depthwise, const ActivationBlocks& blocks,
+                          int64_t ow, const std::vector<int64_t>& reg_factors, int64_t oh,
+                          const std::vector<int64_t>& oh_factors, const TargetInfo& target);
+// Bytes of the weights one block of oc_bn output channels reads.
+int64_t block_weight_bytes(const Geometry& g, bool depthwise, int64_t oc_bn);
 // The value of option `knob`.
 Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob);
 
@@ -212,9 +220,11 @@ struct DirectConv {
 };
 
 // The program of a direct NCHWc convolution: arguments data, weight, bias, output (under
-// `layout`), workspaces data_vec, kernel_vec and the row workspace when compute() needs one; the
+// `layout`), workspaces data_vec, kernel_vec, the row workspace when compute() needs one and,
+// for a ragged block, bias_vec (the bias padded with zeros, filled by the weight packing); the
 // stages <name>_pack_data and <name>_pack_weight (untimed: tuning takes both pre-packed, as
-// AutoTVM does), then the timed <name>_compute.
+// AutoTVM does), then the timed <name>_compute. A ragged block with a packed output is an
+// InstantiationError.
 Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& conv,
                                         const TargetInfo& target, const ActivationLayout& layout);
 
@@ -222,6 +232,13 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
 // NCHW{block}c); an InstantiationError when a block does not divide the channels.
 Result<ir::Buffer> data_buffer(const Geometry& g, const ActivationLayout& layout);
 ir::Buffer output_buffer(const Geometry& g, int64_t oc_bn, const ActivationLayout& layout);
+
+// Output-channel chunks of a tiling: ceil(K / oc_bn). A ragged block (oc_bn not dividing K,
+// conv2d_NCHWc_ragged.x86) pads the last chunk with lanes that are computed and never stored:
+// its weights and bias are packed with zeros there, and its output is NCHW only
+// (direct_conv_program refuses a packed one).
+int64_t oc_chunks(const Geometry& g, const Tiling& t);
+bool ragged(const Geometry& g, const Tiling& t);
 
 // The row workspace compute() needs for this tiling, or an undefined buffer when the row fits
 // on the stack or the output is packed (no row buffer then).

@@ -75,5 +75,6 @@ const Template& conv2d_nchwc_template();
 const Template& depthwise_conv2d_nchwc_template();
 const Template& batch_matmul_template();
 const Template& conv2d_winograd_template();
+const Template& conv2d_ragged_template();
 
 }  // namespace kiln::ops

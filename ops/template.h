@@ -34,6 +34,11 @@ struct TargetInfo {
   int64_t l2_bytes = 1024 * 1024;
 };
 
+// The widest float32 vector of any target kiln describes (AVX-512's 16 lanes); the target
+// description test checks it against exchange/target_description's table. Templates whose
+// space must serve every target (a space never depends on the target) read it.
+inline constexpr int kWidestSimdLanes = 16;
+
 // Where the compiler chains convolutions without going through NCHW (TVM's NCHW[x]c between
 // layers), the layouts of a conv kernel's activations. The default is the user's layout: NCHW in
 // and out, which is also what tuning measures. Templates other than the NCHWc convolutions
@@ -76,6 +81,16 @@ class Template {
   // highest-priority implementation, dense_pack.x86 for dense); an operator without one uses its
   // first template (compiler/layout_candidates.h: fallback_template).
   virtual bool untuned_choice() const { return false; }
+
+  // For an extra template: true where its default config is a better untuned choice for `w` on
+  // `target` than its operator's TVM templates' (conv2d_NCHWc_ragged.x86 where no channel block
+  // that divides K fills the target's vectors); compile_model then uses it for a task nothing
+  // is recorded for. REQUIRES: w normalized for this template.
+  virtual bool preferred_untuned(const Workload& w, const TargetInfo& target) const {
+    (void)w;
+    (void)target;
+    return false;
+  }
 
   // Checks the workload's parameters and fills in defaults (stride=1, pad=0, ...). The error
   // names the template and the bad, missing or unknown key. Every other method REQUIRES a

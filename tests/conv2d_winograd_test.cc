@@ -68,9 +68,10 @@ TEST(Conv2dWinograd, IsAnExtraConv2dTemplateAfterTheDirectOne) {
   EXPECT_TRUE(winograd().extra());
   EXPECT_FALSE(direct().extra());
   std::vector<const Template*> conv = templates_for_op("conv2d");
-  ASSERT_EQ(conv.size(), 2u);
+  ASSERT_EQ(conv.size(), 3u);
   EXPECT_EQ(conv[0], &direct());
   EXPECT_EQ(conv[1], &winograd());
+  EXPECT_EQ(conv[2], &conv2d_ragged_template());
   EXPECT_EQ(find_template("conv2d_NCHWc_winograd.x86"), &winograd());
   // A workload without --template gets TVM's templates only; naming it gets the Winograd one.
   Workload w = *Workload::parse("conv2d:N=1,C=8,H=9,W=9,K=8,R=3,S=3,pad=1");

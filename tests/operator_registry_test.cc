@@ -64,11 +64,37 @@ TEST(OperatorRegistry, AnUntunedModelTakesTheTemplateTvmsStrategyPicks) {
               1)
         << op->name();
   }
-  EXPECT_EQ(compiler::fallback_template(ops::templates_for_op("dense")),
+  const ops::TargetInfo avx512{16, 32, 2, 4, 48 * 1024, 1024 * 1024};
+  const ops::Workload dense{"dense", {{"M", 1}, {"N", 1000}, {"K", 512}}};
+  EXPECT_EQ(compiler::fallback_template(ops::templates_for_op("dense"), dense, avx512),
             &ops::dense_pack_template());
-  EXPECT_EQ(compiler::fallback_template(ops::templates_for_op("conv2d")),
+  const ops::Workload conv{
+      "conv2d",
+      {{"N", 1}, {"C", 64}, {"H", 56}, {"W", 56}, {"K", 64}, {"R", 3}, {"S", 3}, {"pad", 1}}};
+  EXPECT_EQ(compiler::fallback_template(ops::templates_for_op("conv2d"), conv, avx512),
             &ops::conv2d_nchwc_template());
-  EXPECT_EQ(compiler::fallback_template({}), nullptr);
+  EXPECT_EQ(compiler::fallback_template({}, conv, avx512), nullptr);
+}
+
+// An extra template replaces TVM's untuned choice only where it says so for the target: the
+// ragged conv for 1000 output channels on 16 lanes (TVM's blocks: 8, 10 or 40 lanes), not for
+// 24 (16-lane blocks waste as many lanes as TVM's 12), nor on 8 lanes where 8 divides 1000.
+TEST(OperatorRegistry, AnUntunedConvTakesRaggedBlocksWhereTvmsLeaveLanesEmpty) {
+  const ops::TargetInfo avx512{16, 32, 2, 4, 48 * 1024, 1024 * 1024};
+  const ops::TargetInfo avx2{8, 16, 2, 3, 32 * 1024, 512 * 1024};
+  auto classifier = [](int64_t k) {
+    return ops::Workload{"conv2d",
+                         {{"N", 1}, {"C", 512}, {"H", 7}, {"W", 7}, {"K", k}, {"R", 1}, {"S", 1}}};
+  };
+  const std::vector<const ops::Template*> convs = ops::templates_for_op("conv2d");
+  EXPECT_EQ(compiler::fallback_template(convs, classifier(1000), avx512),
+            &ops::conv2d_ragged_template());
+  EXPECT_EQ(compiler::fallback_template(convs, classifier(1001), avx512),
+            &ops::conv2d_ragged_template());
+  EXPECT_EQ(compiler::fallback_template(convs, classifier(24), avx512),
+            &ops::conv2d_nchwc_template());
+  EXPECT_EQ(compiler::fallback_template(convs, classifier(1000), avx2),
+            &ops::conv2d_nchwc_template());
 }
 
 }  // namespace

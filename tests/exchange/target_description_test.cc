@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "exchange/host_target.h"
 #include "tests/fixed_target.h"
@@ -61,6 +64,24 @@ TEST(TargetDescription, TemplatesAndTargetSeeTheSameWidth) {
     Target t = fixed_target("x86_64-pc-linux-gnu", cpu);
     EXPECT_EQ(describe(t).template_info().simd_lanes, t.simd_lanes()) << cpu;
   }
+}
+
+// ops::kWidestSimdLanes, which template spaces read (a space never depends on the target), is
+// the widest vector of every ISA row.
+TEST(TargetDescription, TheWidestVectorOfEveryIsaIsTheTemplatesBound) {
+  int widest = 0;
+  for (auto [triple, cpu] :
+       std::vector<std::pair<const char*, const char*>>{{"x86_64-pc-linux-gnu", "znver5"},
+                                                        {"x86_64-pc-linux-gnu", "sapphirerapids"},
+                                                        {"x86_64-pc-linux-gnu", "znver3"},
+                                                        {"x86_64-pc-linux-gnu", "x86-64"},
+                                                        {"aarch64-linux-gnu", "neoverse-v1"},
+                                                        {"riscv64-unknown-linux-gnu", "generic"}}) {
+    const int lanes = describe(fixed_target(triple, cpu)).simd_lanes();
+    EXPECT_LE(lanes, ops::kWidestSimdLanes) << cpu;
+    widest = std::max(widest, lanes);
+  }
+  EXPECT_EQ(widest, ops::kWidestSimdLanes);
 }
 
 TEST(TargetDescription, CpuNamesImplyTheirIsa) {
