@@ -77,7 +77,7 @@ class CodeGen {
       p->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx_, {}));
       st_.buffers[program_.buffers[i].get()] = p;
     }
-    const LoweredStage lowered = lower_stage(stage.body, {target_.register_floats()});
+    const LoweredStage lowered = lower_stage(stage.body, {target_.register_floats(), target_.simd_lanes()});
     lowered_ = &lowered;
     emit(lowered.body);
     lowered_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include "exchange/target_description.h"
 #include "ir/analysis.h"
+#include "ir/passes/split_simd.h"
 #include "ir/passes/unroll.h"
 #include "ir/printer.h"
 
@@ -13,6 +14,11 @@ namespace {
 constexpr int64_t kMaxRegisterUnrollStores = 1024;
 
 const LoweringPass kPipeline[] = {
+    {"split_wide_simd",
+     [](LoweredStage& s, const LoweringOptions& options) {
+       if (options.simd_lanes > 0) s.body = ir::passes::split_wide_simd(s.body, options.simd_lanes);
+     },
+     nullptr, nullptr},
     {"ordered_reductions",
      [](LoweredStage& s, const LoweringOptions&) {
        s.ordered_reductions = ir::passes::find_ordered_reductions(s.body);
@@ -51,7 +57,8 @@ std::string chosen_loops(const LoweringPass& pass, const LoweredStage& stage) {
 }  // namespace
 
 LoweringOptions lowering_options(const Target& target) {
-  return {describe(target).register_floats()};
+  const TargetDescription description = describe(target);
+  return {description.register_floats(), description.simd_lanes()};
 }
 
 LoweredStage lower_stage(const ir::Stmt& body, const LoweringOptions& options,

@@ -1,11 +1,14 @@
 // The lowering pipeline: the IR passes (ir/passes/) a stage's body goes through before the
 // emitter (codegen_llvm.h) translates it, in this fixed order:
-//   1. ordered_reductions      analysis: the schedule's unrolled loops that are emitted as one
+//   1. split_wide_simd         rewrite: SIMD bodies wider than a target vector and not a power
+//                              of two become bodies of whole vectors (ir/passes/split_simd.h);
+//                              first, so that the analyses see the loops that are emitted;
+//   2. ordered_reductions      analysis: the schedule's unrolled loops that are emitted as one
 //                              ordered vector reduction (ir/passes/ordered_reduction.h);
-//   2. unroll_register_locals  rewrite: serial loops over a local buffer the vector registers
-//                              hold become unrolled (ir/passes/unroll.h); after 1, so that the
+//   3. unroll_register_locals  rewrite: serial loops over a local buffer the vector registers
+//                              hold become unrolled (ir/passes/unroll.h); after 2, so that the
 //                              loops it unrolls are emitted iteration by iteration;
-//   3. simd_legality           analysis: the vectorized loops emitted as SIMD bodies
+//   4. simd_legality           analysis: the vectorized loops emitted as SIMD bodies
 //                              (ir/passes/simd_legality.h).
 // Analyses leave the body as it is; their results are node sets of the final body, which the
 // LoweredStage keeps alive. Store forwarding, dead-store elimination and integer CSE stay in the
@@ -39,6 +42,8 @@ struct LoweringOptions {
   // Floats the vector registers hold: a local buffer up to this size is unrolled over
   // (unroll_register_locals).
   int64_t register_floats = 0;
+  // float32 lanes of the target's widest vector (split_wide_simd); 0 leaves SIMD bodies whole.
+  int simd_lanes = 0;
 };
 
 // The options for `target`, from its description (exchange/target_description.h:

@@ -21,8 +21,8 @@ TEST(LowerPipeline, RunsItsPassesInOrder) {
   std::vector<std::string> names;
   lower_stage(body, lowering_options(Target{}),
               [&](const LoweringPass& pass, const LoweredStage&) { names.push_back(pass.name); });
-  EXPECT_EQ(names, (std::vector<std::string>{"ordered_reductions", "unroll_register_locals",
-                                             "simd_legality"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"split_wide_simd", "ordered_reductions",
+                                             "unroll_register_locals", "simd_legality"}));
 }
 
 TEST(LowerPipeline, ReductionsAreTheSchedulesUnrolledLoops) {
@@ -58,7 +58,8 @@ TEST(LowerPipeline, ShowPrintsEveryStageAfterEachPass) {
   testing::CommandResult r = testing::run_kiln(show + " --passes");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   size_t at = 0;
-  for (const char* pass : {"ordered_reductions", "unroll_register_locals", "simd_legality"}) {
+  for (const char* pass :
+       {"split_wide_simd", "ordered_reductions", "unroll_register_locals", "simd_legality"}) {
     size_t found = r.output.find(std::string(" after pass ") + pass + ":\n", at);
     ASSERT_NE(found, std::string::npos) << pass << " in\n" << r.output;
     at = found;
