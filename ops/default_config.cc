@@ -1,6 +1,7 @@
 #include "ops/default_config.h"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 #include <variant>
 
@@ -35,6 +36,11 @@ bool BestTile::offer(const RegisterTile& tile) {
     return true;
   }
   return false;
+}
+
+int64_t rows_per_l1_set(int64_t rows, int64_t row_stride_bytes) {
+  const int64_t sets = kL1SetStrideBytes / std::gcd(row_stride_bytes, kL1SetStrideBytes);
+  return (rows + sets - 1) / sets;
 }
 
 int64_t vectors_of(int64_t lanes, const TargetInfo& target) {

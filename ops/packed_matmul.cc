@@ -69,6 +69,8 @@ DefaultMatmulTile default_matmul_tile(int64_t m, int64_t n, int64_t k, const Tar
     const int64_t vecs = vectors_of(lanes, target);
     if (vecs >= target.vector_registers) break;
     for (int64_t rows : get_factors(m)) {
+      // The rows of A the tile broadcasts from are K floats apart.
+      if (rows_per_l1_set(rows, k * 4) > kMaxRowsPerL1Set) continue;
       RegisterTile tile;
       tile.accumulators = rows * vecs;
       tile.operands = vecs + 1;  // a row of B's vectors and one broadcast of A

@@ -40,8 +40,9 @@ struct PackedMatmulTile {
 ir::Stmt packed_matmul_tile(const PackedMatmulTile& tile, const TargetInfo& target);
 
 // kiln's default tile for an m x n output (ops/default_config.h): rows among the divisors of m
-// and lanes among the divisors of n whose CC[rows][lanes] and operands fit the target's vector
-// registers with the best modelled FMA throughput; k_inner unrolls up to 4 steps of k.
+// (at most kMaxRowsPerL1Set of them in one L1 set, A's rows being k floats apart) and lanes among
+// the divisors of n whose CC[rows][lanes] and operands fit the target's vector registers with
+// the best modelled FMA throughput; k_inner unrolls up to 4 steps of k.
 struct DefaultMatmulTile {
   int64_t rows = 1, lanes = 1, k_inner = 1;
 };

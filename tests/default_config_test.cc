@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -43,6 +44,9 @@ int64_t accumulators(std::string_view tmpl, const ConfigEntity& c, int lanes) {
   auto vectors = [&](int64_t n) { return (n + lanes - 1) / lanes; };
   if (tmpl == "conv2d_NCHWc.x86" || tmpl == "depthwise_conv2d_NCHWc.x86") {
     return inner(c, "tile_oh") * inner(c, "tile_ow") * vectors(inner(c, "tile_oc"));
+  }
+  if (tmpl == "conv2d_NCHWc_ragged.x86") {
+    return inner(c, "tile_oh") * inner(c, "tile_ow") * vectors(inner(c, "oc_bn"));
   }
   if (tmpl == "conv2d_NCHWc_winograd.x86") return inner(c, "tile_t") * vectors(inner(c, "tile_oc"));
   if (tmpl == "dense_nopack.x86") {
@@ -130,6 +134,39 @@ TEST(DefaultConfig, AutotvmsFallbackOverflowsSixteenRegisters) {
   // Enough independent accumulators to cover the FMA latency on both units.
   EXPECT_GE(accumulators(conv->name(), chosen, avx2.simd_lanes),
             int64_t{avx2.fma_units} * avx2.fma_latency);
+}
+
+// A's rows K floats apart share one L1 set when 4 KiB divides the stride: the packed matmul
+// tiles broadcast from at most kMaxRowsPerL1Set of them (16 rows at K=1024 halved dense_pack's
+// speed on Zen 4), and from more where the rows spread over several sets.
+TEST(DefaultConfig, MatmulTilesReadFewRowsOfOneL1Set) {
+  EXPECT_EQ(ops::rows_per_l1_set(16, 4096), 16);
+  EXPECT_EQ(ops::rows_per_l1_set(16, 8192), 16);
+  EXPECT_EQ(ops::rows_per_l1_set(16, 2048), 8);
+  EXPECT_EQ(ops::rows_per_l1_set(16, 1024), 4);
+  EXPECT_EQ(ops::rows_per_l1_set(16, 3072), 4);  // gcd 1024: four sets
+  EXPECT_EQ(ops::rows_per_l1_set(3, 4100), 1);
+  for (const Target& target : kTargets) {
+    const ops::TargetInfo info = describe(target).template_info();
+    for (const auto& [tmpl, text, stride] :
+         std::vector<std::tuple<const char*, const char*, int64_t>>{
+             {"dense_pack.x86", "dense:M=1024,N=1024,K=1024", 4096},
+             {"dense_pack.x86", "dense:M=128,N=256,K=2048", 8192},
+             {"dense_pack.x86", "dense:M=128,N=768,K=256", 1024},
+             {"batch_matmul.x86", "batch_matmul:B=4,M=128,N=128,K=1024", 4096}}) {
+      const ops::Template* t = ops::find_template(tmpl);
+      ops::Workload w = *t->normalize(*ops::Workload::parse(text));
+      ConfigEntity config = t->default_config(w, t->space(w), info);
+      EXPECT_LE(ops::rows_per_l1_set(inner(config, "tile_y"), stride), ops::kMaxRowsPerL1Set)
+          << target.cpu << " " << text << " " << config.entity_string();
+    }
+  }
+  // Where the rows spread over four sets, the tile may take more than kMaxRowsPerL1Set.
+  const ops::Template* dense = ops::find_template("dense_pack.x86");
+  ops::Workload w = *dense->normalize(*ops::Workload::parse("dense:M=128,N=1024,K=256"));
+  const ops::TargetInfo avx512 = describe(kTargets[1]).template_info();
+  EXPECT_GT(inner(dense->default_config(w, dense->space(w), avx512), "tile_y"),
+            ops::kMaxRowsPerL1Set);
 }
 
 TEST(DefaultConfig, TileEfficiencyRefusesSpillingTiles) {
