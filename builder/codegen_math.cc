@@ -2,6 +2,7 @@
 
 #include <llvm/IR/Intrinsics.h>
 
+#include <iterator>
 #include <string>
 
 #include "common/check.h"
@@ -79,25 +80,31 @@ llvm::Value* emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpOGE(ax, fconst(ft, 0.625)), large, small);
 }
 
-// A call of the libm function `name` (float -> float) per lane.
-llvm::Value* emit_libm_call(llvm::IRBuilder<>& b, llvm::Module& module, const char* name,
-                            llvm::Value* x) {
-  llvm::Type* f32 = b.getFloatTy();
-  llvm::FunctionCallee fn = module.getOrInsertFunction(name, f32, f32);
-  if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
-    // Pure as far as the kernel is concerned (errno is not looked at): lets LLVM hoist and CSE.
-    f->setDoesNotThrow();
-    f->setDoesNotAccessMemory();
-    f->setWillReturn();
+// erf(x) as a rational function x * P(x^2) / Q(x^2) of degrees 13 and 8, with x clamped to
+// [-4, 4] (beyond, erf is +-1 in float32); the coefficients are Eigen's and TensorFlow's float
+// erf. Vectorizes as a few FMAs and one division per lane, where libm's erff was a scalar call
+// per lane (BERT's GELU kernel spent 3.4 ns an element in it).
+llvm::Value* emit_erf(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* ft = x->getType();
+  llvm::Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, fconst(ft, -4.0));
+  xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, xc, fconst(ft, 4.0));
+  llvm::Value* x2 = b.CreateFMul(xc, xc);
+  const double kAlpha[] = {-2.72614225801306e-10, 2.77068142495902e-08,  -2.10102402082508e-06,
+                           -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                           -1.60960333262415e-02};
+  const double kBeta[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                          -7.37332916720468e-03, -1.42647390514189e-02};
+  llvm::Value* p = fconst(ft, kAlpha[0]);
+  for (size_t i = 1; i < std::size(kAlpha); ++i) {
+    p = b.CreateFAdd(b.CreateFMul(p, x2), fconst(ft, kAlpha[i]));
   }
-  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
-  if (!vt) return b.CreateCall(fn, {x});
-  llvm::Value* out = llvm::PoisonValue::get(vt);
-  for (unsigned i = 0; i < vt->getNumElements(); ++i) {
-    llvm::Value* lane = b.CreateCall(fn, {b.CreateExtractElement(x, i)});
-    out = b.CreateInsertElement(out, lane, i);
+  p = b.CreateFMul(p, xc);
+  llvm::Value* q = fconst(ft, kBeta[0]);
+  for (size_t i = 1; i < std::size(kBeta); ++i) {
+    q = b.CreateFAdd(b.CreateFMul(q, x2), fconst(ft, kBeta[i]));
   }
-  return out;
+  // maxnum/minnum turned NaN into a bound: NaN back.
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, b.CreateFDiv(p, q));
 }
 
 }  // namespace
@@ -107,6 +114,7 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, llvm::Module& module, ir::Call
   KILN_CHECK(a->getType()->getScalarType()->isFloatTy()) << "math call on a non-float operand";
   KILN_CHECK((second != nullptr) == (ir::call_op_arity(op) == 2))
       << ir::call_op_name(op) << ": wrong number of operands";
+  (void)module;  // libm functions come through LLVM's intrinsics (log, pow), not named calls
   switch (op) {
     case ir::CallOp::kExp:
       return emit_exp(b, a);
@@ -117,7 +125,7 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, llvm::Module& module, ir::Call
     case ir::CallOp::kTanh:
       return emit_tanh(b, a);
     case ir::CallOp::kErf:
-      return emit_libm_call(b, module, "erff", a);
+      return emit_erf(b, a);
     case ir::CallOp::kPow:
       KILN_CHECK(a->getType() == second->getType()) << "pow: operands of different types";
       return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, second);
