@@ -17,8 +17,9 @@
 // writes an NCHW output (activation_blocks' out = 0), which the layout planner counts.
 //
 // Untuned, compile uses it where its default config's modelled throughput beats conv2d_NCHWc's
-// default by kPreferredMargin (preferred_untuned): 1000 channels on AVX-512, not 24 (whose
-// 16-lane blocks waste as many lanes as TVM's 12).
+// default by kPreferredMargin (preferred_untuned), i.e. where TVM's blocks leave a third of the
+// lanes or more empty: 1000 channels on AVX-512 (10-lane blocks), a prime count on any target;
+// not 1001 (13 lanes of 16, 7 of 8), 72 (12 of 16) or 24.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -34,7 +35,11 @@ namespace kiln::ops {
 namespace {
 
 constexpr int64_t kRaggedBlocks[] = {4, 8, 12, 16, 24, 32, 48, 64};
-constexpr double kPreferredMargin = 1.05;
+// The modelled speedup over conv2d_NCHWc's default that an untuned ragged block must bring: its
+// NCHW output costs the next conv its packed input (a layout transform), which a small gain does
+// not repay (MnasNet's 72-channel 1x1 convs on AVX-512, 16-lane ragged blocks for TVM's 12: 1.2x
+// modelled, the untuned model 7.85 -> 8.24 ms).
+constexpr double kPreferredMargin = 1.5;
 
 class Conv2dRaggedTemplate final : public conv::Conv2dVariant {
  public:
