@@ -48,8 +48,8 @@ class GraphNodeView final : public ops::NodeView {
 
 // The node's workload; nullopt for a node with no tunable compute (Relu, Add, pooling, ...).
 // An error for a node of an operator's ONNX op type that kiln's workloads cannot express, saying
-// why (e.g. a grouped convolution that is not depthwise, asymmetric padding that changes the
-// output size, different dilations per axis, data that is not 4-D).
+// why (e.g. a grouped convolution whose group does not divide its channels, asymmetric padding
+// that changes the output size, different dilations per axis, data that is not 4-D).
 Result<std::optional<ops::Workload>> workload_of(const Graph& graph, const Node& node);
 
 }  // namespace kiln::frontend

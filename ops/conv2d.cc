@@ -56,9 +56,10 @@ class Conv2dNchwcTemplate final : public Template {
                              "support (only groups=1): use the workload " +
                              depthwise.to_string());
     }
+    Workload grouped = out;
+    grouped.op = "group_conv2d";
     return InvalidArgument(where + "grouped convolution (groups=" + std::to_string(groups) +
-                           ") is not supported: only groups=1, or groups=C=K as a "
-                           "depthwise_conv2d workload");
+                           ") is group_conv2d_nchw.x86's: use the workload " + grouped.to_string());
   }
 
   std::vector<TensorSpec> inputs(const Workload& w) const override {
@@ -156,25 +157,20 @@ class Conv2dNchwcTemplate final : public Template {
 };
 
 // The operator: ONNX Conv nodes of group 1. A depthwise node (group = C = K) is
-// depthwise_conv2d's; other groups have no kiln template.
+// depthwise_conv2d's, other groups group_conv2d's. Naming conv2d selects both (TVM's nn.conv2d
+// covers them).
 class Conv2dOperator final : public conv::ConvOperator {
  public:
   std::string_view name() const override { return "conv2d"; }
 
   std::vector<std::string_view> also_selects() const override {
-    return {depthwise_conv2d_operator().name()};
+    return {depthwise_conv2d_operator().name(), group_conv2d_operator().name()};
   }
 
   Result<std::optional<Workload>> workload_of(const NodeView& node) const override {
     KILN_ASSIGN_OR_RETURN(conv::ConvNode conv, conv::read_conv_node(node));
-    if (conv.groups != 1) {
-      if (conv.groups == conv.c && conv.k == conv.c) return std::optional<Workload>();
-      return node.not_expressible("grouped convolution (group=" + std::to_string(conv.groups) +
-                                  ", C=" + std::to_string(conv.c) +
-                                  ", K=" + std::to_string(conv.k) +
-                                  ") has no kiln template: only group=1 (conv2d) and group=C=K "
-                                  "(depthwise_conv2d)");
-    }
+    // Depthwise (group = C = K) and other groups are depthwise_conv2d's and group_conv2d's.
+    if (conv.groups != 1) return std::optional<Workload>();
     Workload out = std::move(conv.workload);
     out.op = "conv2d";
     out.params["K"] = conv.k;

@@ -35,7 +35,7 @@ Stmt pack_weight(const Geometry& g, int64_t ic_bn, const Tiling& t, const ir::Bu
     });
   }
   return ir::LoopNest({{occ, oc_chunks(g, t), LoopKind::kParallel},
-                       {icc, g.c / ic_bn},
+                       {icc, g.c / g.groups / ic_bn},
                        {kh, g.r},
                        {kw, g.s},
                        {icb, ic_bn}},
@@ -104,24 +104,30 @@ DirectConv conv2d_direct(const Geometry& g, int64_t ic_bn, const Conv2dTile& til
   const bool unroll_kw = tile.unroll_kw;
   DirectConv direct;
   direct.name = "conv2d_NCHWc";
-  direct.weight_shape = {g.k, g.c, g.r, g.s};
-  direct.kernel_vec_shape = {oc_chunks(g, t), g.c / ic_bn, g.r, g.s, ic_bn, t.oc_bn};
+  const int64_t group_c = g.c / g.groups;  // the input channels one output channel reads
+  direct.weight_shape = {g.k, group_c, g.r, g.s};
+  direct.kernel_vec_shape = {oc_chunks(g, t), group_c / ic_bn, g.r, g.s, ic_bn, t.oc_bn};
   direct.ic_bn = ic_bn;
   direct.tiling = t;
   direct.pack_weight = [g, ic_bn, t](const ir::Buffer& weight, const ir::Buffer& kernel_vec) {
     return pack_weight(g, ic_bn, t, weight, kernel_vec);
   };
-  direct.reduction = [g, ic_bn, unroll_kw](const Tile& tile, const ir::Buffer& data_vec,
-                                           const ir::Buffer& kernel_vec) {
+  direct.reduction = [g, ic_bn, t, unroll_kw](const Tile& tile, const ir::Buffer& data_vec,
+                                              const ir::Buffer& kernel_vec) {
     Expr icc = ir::var("icc"), icb = ir::var("icb");
+    const int64_t ic_chunks = g.c / g.groups / ic_bn;
+    // A group's output chunks read its own input chunks (oc_bn divides K/groups).
+    Expr data_icc = icc;
+    if (g.groups > 1) {
+      data_icc = tile.oc_chunk / Expr(g.k / g.groups / t.oc_bn) * Expr(ic_chunks) + icc;
+    }
     Expr kh = is_1x1(g) ? Expr(0) : ir::var("kh"), kw = is_1x1(g) ? Expr(0) : ir::var("kw");
     Stmt update = accumulate(tile, [&](const Expr& ohi, const Expr& j, const Expr& v) {
       Expr h = (tile.oh0 + ohi) * Expr(g.stride_h) + kh * Expr(g.dilation);
       Expr x = (tile.ow0 + j) * Expr(g.stride_w) + kw * Expr(g.dilation);
-      return data_vec.load({tile.n, icc, h, x, icb}) *
+      return data_vec.load({tile.n, data_icc, h, x, icb}) *
              kernel_vec.load({tile.oc_chunk, icc, kh, kw, icb, v});
     });
-    int64_t ic_chunks = g.c / ic_bn;
     if (is_1x1(g)) return ir::LoopNest({{icc, ic_chunks}, {icb, ic_bn}}, update);
     if (unroll_kw) {
       return ir::LoopNest(

@@ -44,8 +44,9 @@ struct Conv2dTile {
 // An InstantiationError naming the knob that is missing or holds an unusable value.
 Result<Conv2dTile> read_tile_knobs(const Geometry& g, const ConfigEntity& config, int64_t oc_bn);
 
-// The conv2d_NCHWc DirectConv for blocks ic_bn (dividing C) and tile.tiling.oc_bn (dividing K,
-// or ragged: the packed weights' padding lanes are zeros).
+// The conv2d_NCHWc DirectConv for blocks ic_bn (dividing C/groups) and tile.tiling.oc_bn
+// (dividing K/groups, or, for groups = 1, ragged: the packed weights' padding lanes are zeros).
+// With groups > 1 each output chunk reduces over its group's input chunks (group_conv2d).
 DirectConv conv2d_direct(const Geometry& g, int64_t ic_bn, const Conv2dTile& tile);
 
 // The base of kiln's own conv2d templates (Winograd, ragged blocks): an extra template

@@ -88,6 +88,7 @@ Geometry geometry(const Workload& w) {
   g.h = w.at("H");
   g.w = w.at("W");
   g.k = w.params.count("K") ? w.at("K") : g.c;
+  g.groups = w.params.count("groups") ? w.at("groups") : 1;
   g.r = w.at("R");
   g.s = w.at("S");
   g.stride_h = pair_value(w, "stride", "_h");
@@ -114,14 +115,15 @@ nlohmann::json tvm_args(const Geometry& g, const std::vector<int64_t>& kernel_sh
 
 void reference(const Geometry& g, bool depthwise, const float* data, const float* weight,
                const float* bias, float* out) {
-  int64_t weight_c = depthwise ? 1 : g.c;
+  const int64_t weight_c = depthwise ? 1 : g.c / g.groups;
+  const int64_t k_per_group = g.k / g.groups;
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t k = 0; k < g.k; ++k) {
       for (int64_t p = 0; p < g.p; ++p) {
         for (int64_t q = 0; q < g.q; ++q) {
           double acc = bias[k];
           for (int64_t ci = 0; ci < weight_c; ++ci) {
-            int64_t c = depthwise ? k : ci;
+            int64_t c = depthwise ? k : k / k_per_group * weight_c + ci;
             for (int64_t r = 0; r < g.r; ++r) {
               int64_t h = p * g.stride_h - g.pad_h + r * g.dilation;
               if (h < 0 || h >= g.h) continue;

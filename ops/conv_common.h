@@ -49,6 +49,7 @@ struct Geometry {
   int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1;
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation = 1;
   int64_t p = 1, q = 1;  // output height and width
+  int64_t groups = 1;    // grouped convolution: C/groups inputs to K/groups outputs each
 };
 
 // Normalizes a convolution workload. `specs` lists the template's own keys; the stride and padding
@@ -59,7 +60,8 @@ struct Geometry {
 Result<Workload> normalize(const Workload& w, std::string_view template_name,
                            std::vector<ParamSpec> specs);
 
-// The geometry of a normalized workload. Depthwise workloads have no K key: k = c.
+// The geometry of a normalized workload. Depthwise workloads have no K key: k = c; workloads
+// without a groups key have groups = 1 (depthwise ones too: `depthwise` says so where it counts).
 Geometry geometry(const Workload& w);
 
 // TVM's conv2d_NCHWc / depthwise_conv2d_NCHWc task arguments for NCHW data and an OIHW kernel of
@@ -94,7 +96,8 @@ class ConvOperator : public Operator {
 };
 
 // Direct convolution in double: out = conv(data, weight) + bias. `depthwise` reads input channel
-// k for output channel k and a weight of shape [k, 1, r, s].
+// k for output channel k and a weight of shape [k, 1, r, s]; otherwise output channel k reads
+// its group's C/groups input channels and a weight of shape [k, c/groups, r, s].
 void reference(const Geometry& g, bool depthwise, const float* data, const float* weight,
                const float* bias, float* out);
 

@@ -8,13 +8,14 @@ std::vector<const Template*>& registry() {
   static std::vector<const Template*> templates = {
       &dense_nopack_template(),           &dense_pack_template(),   &conv2d_nchwc_template(),
       &depthwise_conv2d_nchwc_template(), &batch_matmul_template(), &conv2d_winograd_template(),
-      &conv2d_ragged_template()};
+      &conv2d_ragged_template(),          &group_conv2d_template()};
   return templates;
 }
 
 std::vector<const Operator*>& operators() {
   static std::vector<const Operator*> list = {&conv2d_operator(), &depthwise_conv2d_operator(),
-                                              &dense_operator(), &batch_matmul_operator()};
+                                              &dense_operator(), &batch_matmul_operator(),
+                                              &group_conv2d_operator()};
   return list;
 }
 

@@ -69,6 +69,7 @@ const Operator& conv2d_operator();
 const Operator& depthwise_conv2d_operator();
 const Operator& dense_operator();
 const Operator& batch_matmul_operator();
+const Operator& group_conv2d_operator();
 const Template& dense_nopack_template();
 const Template& dense_pack_template();
 const Template& conv2d_nchwc_template();
@@ -76,5 +77,6 @@ const Template& depthwise_conv2d_nchwc_template();
 const Template& batch_matmul_template();
 const Template& conv2d_winograd_template();
 const Template& conv2d_ragged_template();
+const Template& group_conv2d_template();
 
 }  // namespace kiln::ops

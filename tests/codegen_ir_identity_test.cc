@@ -78,6 +78,7 @@ const std::vector<Case>& cases() {
       {"depthwise_conv2d_NCHWc.x86", "depthwise_conv2d:N=1,C=32,H=8,W=8,R=3,S=3,pad=1"},
       {"conv2d_NCHWc_winograd.x86", "conv2d:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1"},
       {"conv2d_NCHWc_ragged.x86", "conv2d:N=1,C=16,H=6,W=6,K=40,R=3,S=3,pad=1"},
+      {"group_conv2d_nchw.x86", "group_conv2d:N=1,C=16,H=6,W=6,K=32,R=3,S=3,groups=2,pad=1"},
   };
   return all;
 }
@@ -179,7 +180,8 @@ TEST(CodegenIrIdentity, EveryBuiltInTemplateIsSampled) {
   for (const ops::Template* t :
        {&ops::dense_nopack_template(), &ops::dense_pack_template(), &ops::conv2d_nchwc_template(),
         &ops::depthwise_conv2d_nchwc_template(), &ops::batch_matmul_template(),
-        &ops::conv2d_winograd_template(), &ops::conv2d_ragged_template()}) {
+        &ops::conv2d_winograd_template(), &ops::conv2d_ragged_template(),
+        &ops::group_conv2d_template()}) {
     EXPECT_TRUE(sampled.count(std::string(t->name()))) << t->name() << " has no sampled workload";
   }
 }

@@ -45,6 +45,7 @@ int64_t accumulators(std::string_view tmpl, const ConfigEntity& c, int lanes) {
   if (tmpl == "conv2d_NCHWc.x86" || tmpl == "depthwise_conv2d_NCHWc.x86") {
     return inner(c, "tile_oh") * inner(c, "tile_ow") * vectors(inner(c, "tile_oc"));
   }
+  if (tmpl == "group_conv2d_nchw.x86") return inner(c, "tile_ow") * vectors(inner(c, "tile_oc"));
   if (tmpl == "conv2d_NCHWc_ragged.x86") {
     return inner(c, "tile_oh") * inner(c, "tile_ow") * vectors(inner(c, "oc_bn"));
   }
@@ -79,7 +80,9 @@ std::vector<Case> cases() {
         "conv2d:N=1,C=512,H=7,W=7,K=1000,R=1,S=1", "conv2d:N=1,C=24,H=56,W=56,K=144,R=1,S=1",
         "depthwise_conv2d:N=1,C=144,H=56,W=56,R=3,S=3,pad=1", "dense:M=1,N=1000,K=512",
         "dense:M=128,N=768,K=768", "dense:M=7,N=13,K=5", "batch_matmul:B=12,M=128,N=64,K=128",
-        "batch_matmul:B=1,M=3,N=5,K=7"}) {
+        "batch_matmul:B=1,M=3,N=5,K=7",
+        "group_conv2d:N=1,C=48,H=56,W=56,K=48,R=3,S=3,groups=6,pad=1",
+        "group_conv2d:N=1,C=440,H=7,W=7,K=440,R=3,S=3,groups=55,pad=1"}) {
     workloads.push_back(*ops::Workload::parse(text));
   }
   std::vector<Case> out;

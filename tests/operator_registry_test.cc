@@ -49,6 +49,8 @@ TEST(OperatorRegistry, ImporterAcceptsTheOperatorsOnnxOpsOnce) {
 TEST(OperatorRegistry, NamingConv2dSelectsDepthwiseToo) {
   EXPECT_TRUE(ops::operator_selects("conv2d", "conv2d"));
   EXPECT_TRUE(ops::operator_selects("conv2d", "depthwise_conv2d"));
+  EXPECT_TRUE(ops::operator_selects("conv2d", "group_conv2d"));
+  EXPECT_FALSE(ops::operator_selects("group_conv2d", "conv2d"));
   EXPECT_TRUE(ops::operator_selects("depthwise_conv2d", "depthwise_conv2d"));
   EXPECT_FALSE(ops::operator_selects("depthwise_conv2d", "conv2d"));
   EXPECT_FALSE(ops::operator_selects("dense", "batch_matmul"));
