@@ -491,7 +491,12 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
   ir::Buffer weight("weight", conv.weight_shape, ir::BufferScope::kArgument);
   ir::Buffer bias("bias", {g.k}, ir::BufferScope::kArgument);
   ir::Buffer output = output_buffer(g, t.oc_bn, layout);
-  ir::Buffer data_vec = packed_data_buffer(g, ts, conv.ic_bn);
+  // Data that arrives in the kernel's own block with no padding to add (pad 0, and every row and
+  // column the tiles read inside it) is the packed workspace already: the compute stage reads it
+  // in place, with no copy (1x1 convs between packed neighbours, the most of MobileNet's).
+  const bool in_place = layout.data_block == conv.ic_bn && g.pad_h == 0 && g.pad_w == 0 &&
+                        ts.h_pad <= g.h && ts.w_pad <= g.w;
+  ir::Buffer data_vec = in_place ? data : packed_data_buffer(g, ts, conv.ic_bn);
   ir::Buffer kernel_vec("kernel_vec", conv.kernel_vec_shape, ir::BufferScope::kWorkspace);
   ir::Buffer rows = row_workspace(g, t, layout.packed_output);
 
@@ -512,13 +517,14 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
 
   ir::Program program;
   program.name = conv.name;
-  program.buffers = {data, weight, bias, output, data_vec, kernel_vec};
+  program.buffers = {data, weight, bias, output};
+  if (!in_place) program.buffers.push_back(data_vec);
+  program.buffers.push_back(kernel_vec);
   if (rows.defined()) program.buffers.push_back(rows);
   if (is_ragged) program.buffers.push_back(bias_vec);
   program.num_inputs = 3;
   program.num_outputs = 1;
   program.stages = {
-      {conv.name + "_pack_data", pack_data(g, conv.ic_bn, data, data_vec), false},
       {conv.name + "_pack_weight", pack_weight, false},
       {conv.name + "_compute",
        compute(
@@ -526,6 +532,11 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
            [&](const Tile& tile) { return conv.reduction(tile, data_vec, kernel_vec); },
            layout.packed_output),
        true}};
+  if (!in_place) {
+    program.stages.insert(
+        program.stages.begin(),
+        {conv.name + "_pack_data", pack_data(g, conv.ic_bn, data, data_vec), false});
+  }
   return program;
 }
 

@@ -223,11 +223,12 @@ struct DirectConv {
 };
 
 // The program of a direct NCHWc convolution: arguments data, weight, bias, output (under
-// `layout`), workspaces data_vec, kernel_vec, the row workspace when compute() needs one and,
+// `layout`), workspaces data_vec (none when the data arrives in block ic_bn with nothing to pad:
+// the compute stage reads it in place), kernel_vec, the row workspace when compute() needs one and,
 // for a ragged block, bias_vec (the bias padded with zeros, filled by the weight packing); the
-// stages <name>_pack_data and <name>_pack_weight (untimed: tuning takes both pre-packed, as
-// AutoTVM does), then the timed <name>_compute. A ragged block with a packed output is an
-// InstantiationError.
+// stages <name>_pack_data (unless in place) and <name>_pack_weight (untimed: tuning takes both
+// pre-packed, as AutoTVM does), then the timed <name>_compute. A ragged block with a packed output
+// is an InstantiationError.
 Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& conv,
                                         const TargetInfo& target, const ActivationLayout& layout);
 

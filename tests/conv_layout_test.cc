@@ -317,6 +317,44 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"conv2d_NCHWc_winograd.x86",
                            "conv2d:N=2,C=12,H=9,W=7,K=20,R=3,S=3,pad=1"}));
 
+// Data that arrives in the kernel's own block with nothing to pad (1x1, pad 0, the tiles inside
+// the input) is read in place: no pack_data stage, no data_vec workspace, the same sums; with
+// padding, or another block, the packing stays.
+TEST(ConvLayoutInPlace, DataInTheKernelsBlockWithNothingToPadIsReadInPlace) {
+  for (const auto& [t, text] :
+       {std::pair{&conv(), "conv2d:N=2,C=24,H=6,W=8,K=12,R=1,S=1"},
+        std::pair{&conv(), "conv2d:N=1,C=12,H=8,W=8,K=24,R=1,S=1,stride=2"},
+        std::pair{&depthwise(), "depthwise_conv2d:N=1,C=24,H=8,W=8,R=3,S=3"}}) {
+    Workload w = normalized(*t, text);
+    ConfigEntity config = t->default_config(w, t->space(w), kAvx512);
+    SCOPED_TRACE(std::string(text) + " " + config.entity_string());
+    const int64_t ic_bn = inner(config, "tile_ic"), oc_bn = inner(config, "tile_oc");
+    Problem pr = make_problem(*t, w, 9);
+    auto plain = t->instantiate(w, config, kAvx512);
+    ASSERT_TRUE(plain.ok()) << plain.status().message();
+    Outputs baseline = run(*plain, pr, {}, oc_bn, Backend::kInterpreter);
+    for (bool packed_output : {false, true}) {
+      const ActivationLayout layout{ic_bn, packed_output};
+      auto program = t->instantiate(w, config, kAvx512, layout);
+      ASSERT_TRUE(program.ok()) << program.status().message();
+      for (const ir::Stage& stage : program->stages) {
+        EXPECT_FALSE(stage.name.ends_with("_pack_data")) << stage.name;
+      }
+      for (const ir::Buffer& b : program->buffers) EXPECT_NE(b->name, "data_vec");
+      Outputs got = run(*program, pr, layout, oc_bn, Backend::kInterpreter);
+      EXPECT_LE(relative_error(got.all_stages, pr.expected), 1e-4);
+      EXPECT_TRUE(got.all_stages == baseline.all_stages) << "differs from the NCHW program";
+      EXPECT_TRUE(got.timed_only == baseline.all_stages) << "timed stages differ from NCHW";
+    }
+  }
+  // Padding to add: packed as before.
+  Workload padded = normalized(conv(), "conv2d:N=1,C=24,H=7,W=9,K=12,R=3,S=3,pad=1");
+  ConfigEntity config = conv().default_config(padded, conv().space(padded), kAvx512);
+  auto program = conv().instantiate(padded, config, kAvx512, {inner(config, "tile_ic"), true});
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_TRUE(program->stages.front().name.ends_with("_pack_data"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
