@@ -77,7 +77,8 @@ class CodeGen {
       p->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx_, {}));
       st_.buffers[program_.buffers[i].get()] = p;
     }
-    const LoweredStage lowered = lower_stage(stage.body, {target_.register_floats(), target_.simd_lanes()});
+    const LoweredStage lowered =
+        lower_stage(stage.body, {target_.register_floats(), target_.simd_lanes()});
     lowered_ = &lowered;
     emit(lowered.body);
     lowered_ = nullptr;
@@ -354,83 +355,20 @@ class CodeGen {
         load = target_.emit_gather(b_, vec_type, address(e->buffer, emit(e->a)));
       }
       annotate(load, e->buffer.get());
-      block_memory().read(e->buffer.get());
       return load;
     }
     return load_scalar(e->buffer, emit(e->a));
   }
 
-  // Scalar accesses go through BlockMemory, which forwards a value stored earlier in the same
-  // basic block to a load of the same element and drops a store overwritten before any read.
-  // The templates' write-backs (C[i] = 0, then C[i] = C[i] + ...) are full of both; left to LLVM,
-  // dead-store elimination over hundreds of them dominated the optimizer's time.
   llvm::Value* load_scalar(const ir::Buffer& buffer, llvm::Value* index) {
-    BlockMemory& memory = block_memory();
-    if (llvm::Value* known = memory.known(buffer.get(), index)) return known;
     llvm::LoadInst* load = b_.CreateAlignedLoad(f32_, address(buffer, index), llvm::Align(4));
     annotate(load, buffer.get());
-    memory.read(buffer.get());
-    memory.loaded(buffer.get(), index, load);
     return load;
   }
 
   void store_scalar(const ir::Buffer& buffer, llvm::Value* index, llvm::Value* value) {
     llvm::StoreInst* store = b_.CreateAlignedStore(value, address(buffer, index), llvm::Align(4));
     annotate(store, buffer.get());
-    block_memory().stored(buffer.get(), index, value, store);
-  }
-
-  // What the current basic block has stored to or loaded from scalar elements. Distinct buffers
-  // never overlap, so only an access to the same buffer can interfere; elements at different
-  // index values might still be the same element, so any other access to the buffer forgets it.
-  class BlockMemory {
-   public:
-    llvm::Value* known(const ir::BufferNode* b, llvm::Value* index) const {
-      auto it = elements_.find({b, index});
-      return it == elements_.end() ? nullptr : it->second.value;
-    }
-    // Any read of b, at any index: stores to b so far are no longer dead.
-    void read(const ir::BufferNode* b) {
-      for (auto it = elements_.lower_bound({b, nullptr});
-           it != elements_.end() && it->first.first == b; ++it) {
-        it->second.store = nullptr;
-      }
-    }
-    void loaded(const ir::BufferNode* b, llvm::Value* index, llvm::Value* value) {
-      elements_[{b, index}] = {value, nullptr};
-    }
-    // A store of value to b[index]; erases the previous store to that element if nothing has
-    // read b since.
-    void stored(const ir::BufferNode* b, llvm::Value* index, llvm::Value* value,
-                llvm::StoreInst* store) {
-      auto same = elements_.find({b, index});
-      if (same != elements_.end() && same->second.store) same->second.store->eraseFromParent();
-      forget(b);
-      elements_[{b, index}] = {value, store};
-    }
-    // A store to b this class does not track (a vector store or scatter).
-    void forget(const ir::BufferNode* b) {
-      auto first = elements_.lower_bound({b, nullptr});
-      auto last = first;
-      while (last != elements_.end() && last->first.first == b) ++last;
-      elements_.erase(first, last);
-    }
-    void clear() { elements_.clear(); }
-
-   private:
-    struct Element {
-      llvm::Value* value;      // the element's current value
-      llvm::StoreInst* store;  // the store that wrote it, while nothing has read b since
-    };
-    std::map<std::pair<const ir::BufferNode*, llvm::Value*>, Element> elements_;
-  };
-
-  BlockMemory& block_memory() {
-    if (b_.GetInsertBlock() != memory_block_) {
-      memory_.clear();
-      memory_block_ = b_.GetInsertBlock();
-    }
-    return memory_;
   }
 
   // ---- Statements --------------------------------------------------------------------------
@@ -458,7 +396,6 @@ class CodeGen {
         store = target_.emit_scatter(b_, value, address(s->buffer, emit(s->index)));
       }
       annotate(store, s->buffer.get());
-      block_memory().forget(s->buffer.get());
       return;
     }
     // Every lane writes the same element: the last lane's value is the serial loop's result.
@@ -486,6 +423,12 @@ class CodeGen {
       b_.CreateBr(done);
     }
     b_.SetInsertPoint(done);
+  }
+
+  void emit_let(const ir::Stmt& s) {
+    st_.vars[s->loop_var.get()] = emit(s->value);
+    emit(s->body);
+    st_.vars.erase(s->loop_var.get());
   }
 
   void emit_allocate(const ir::Stmt& s) {
@@ -520,7 +463,7 @@ class CodeGen {
         if (reduction != lowered_->ordered_reductions.end()) {
           emit_ordered_reduction(s, reduction->second);
         } else {
-          emit_unrolled(s);
+          fail("unrolled loop " + v->name + " was not expanded by the lowering pipeline");
         }
         return;
       }
@@ -548,15 +491,6 @@ class CodeGen {
     }
   }
 
-  void emit_unrolled(const ir::Stmt& s) {
-    const ir::ExprNode* v = s->loop_var.get();
-    for (int64_t i = 0; i < s->extent && status_.ok(); ++i) {
-      st_.vars[v] = b_.getInt64(i);
-      emit(s->body);
-    }
-    st_.vars.erase(v);
-  }
-
   // One vector load of the addend's elements and an ordered llvm.vector.reduce.fadd starting
   // from the accumulator (ir/passes/ordered_reduction.h).
   void emit_ordered_reduction(const ir::Stmt& loop, const ir::passes::OrderedReduction& r) {
@@ -570,7 +504,6 @@ class CodeGen {
         b_.CreateAlignedLoad(llvm::FixedVectorType::get(f32_, static_cast<unsigned>(loop->extent)),
                              address(addend->buffer, first), llvm::Align(4));
     annotate(elements, addend->buffer.get());
-    block_memory().read(addend->buffer.get());
     llvm::Value* sum = b_.CreateFAddReduce(start, elements);  // ordered: no reassoc flag
     store_scalar(store->buffer, emit(store->index), sum);
   }
@@ -620,7 +553,10 @@ class CodeGen {
     std::vector<const ir::ExprNode*> vars = ir::free_vars(s);
     std::vector<const ir::BufferNode*> buffers = ir::used_buffers(s);
     std::vector<llvm::Type*> fields(buffers.size(), ptr_);
-    fields.insert(fields.end(), vars.size(), i64_);
+    for (const ir::ExprNode* v : vars) {
+      auto it = st_.vars.find(v);
+      fields.push_back(it == st_.vars.end() ? i64_ : it->second->getType());  // unbound: below
+    }
     fields.push_back(ptr_);  // the runtime API
     auto* closure_type = llvm::StructType::get(ctx_, fields);
 
@@ -686,7 +622,6 @@ class CodeGen {
     auto* parallel_for_type =
         llvm::FunctionType::get(b_.getVoidTy(), {ptr_, i64_, ptr_, ptr_}, false);
     b_.CreateCall(parallel_for_type, parallel_for, {pool, b_.getInt64(s->extent), body, closure});
-    block_memory().clear();  // the body wrote to the buffers
   }
 
   llvm::LLVMContext& ctx_;
@@ -708,8 +643,6 @@ class CodeGen {
   // Integer operations already emitted in int_ops_block_: (kind, a, b) -> result.
   std::map<std::tuple<int, llvm::Value*, llvm::Value*>, llvm::Value*> int_ops_;
   llvm::BasicBlock* int_ops_block_ = nullptr;
-  BlockMemory memory_;  // of memory_block_
-  llvm::BasicBlock* memory_block_ = nullptr;
   Status status_;
 };
 

@@ -8,20 +8,19 @@
 //    that do not depend on the variable are broadcasts, others gathers/scatters. A body that
 //    is not straight-line, or that could read a value another lane writes, stays a scalar loop
 //    (with LLVM's vectorizer hint) so the result is always that of the serial loop.
-//  - unrolled: the body is emitted once per iteration with the variable as a constant; a body
-//    that only accumulates consecutive elements into one scalar (D[i] = D[i] + X[j + v])
-//    becomes one vector load and an ordered vector reduction (the same additions in the same
-//    order).
-//  - serial: a loop; but one that indexes a local buffer small enough for the vector registers
-//    is unrolled (up to 1024 stores), so that the buffer's indices are all constants.
+//  - unrolled: the lowering pipeline has expanded these, but for one kind: a body that only
+//    accumulates consecutive elements into one scalar (D[i] = D[i] + X[j + v]) becomes one
+//    vector load and an ordered vector reduction (the same additions in the same order).
+//  - serial: a loop (the pipeline has made unrolled, and expanded, the serial loops over local
+//    buffers small enough for the vector registers).
 //  - parallel: the outermost parallel loop is outlined and run through
 //    KilnRuntimeApi::parallel_for; parallel loops nested in it run serially.
 // Every buffer access carries alias-scope metadata saying distinct buffers never overlap, and
 // local buffers are stack arrays that LLVM promotes to registers when their indices are
-// constant. Within a basic block, index arithmetic is emitted once per distinct operation, a
-// scalar load of an element stored earlier reuses the stored value, and a scalar store
-// overwritten before any read of its buffer is dropped: the optimizer's time grows with the IR
-// it is given. The module then goes through LLVM's O3 pipeline for the target CPU.
+// constant. Within a basic block, index arithmetic is emitted once per distinct operation (the
+// pipeline has already forwarded stored values and dropped dead stores): the optimizer's time
+// grows with the IR it is given. The module then goes through LLVM's O3 pipeline for the target
+// CPU.
 // What depends on the target (function attributes, register budget, math lowering, gathers and
 // scatters, data layout) is asked of the target's CodegenTarget (codegen_target.h).
 #pragma once

@@ -2,6 +2,8 @@
 
 #include "exchange/target_description.h"
 #include "ir/analysis.h"
+#include "ir/passes/expand_unrolled.h"
+#include "ir/passes/forward_stores.h"
 #include "ir/passes/split_simd.h"
 #include "ir/passes/unroll.h"
 #include "ir/printer.h"
@@ -33,12 +35,29 @@ const LoweringPass kPipeline[] = {
                                                    kMaxRegisterUnrollStores);
      },
      nullptr, nullptr},
+    {"expand_unrolled",
+     [](LoweredStage& s, const LoweringOptions&) {
+       ir::passes::ExpandedStmt expanded =
+           ir::passes::expand_unrolled(s.body, s.ordered_reductions);
+       s.body = std::move(expanded.body);
+       s.ordered_reductions = std::move(expanded.ordered_reductions);
+     },
+     nullptr, nullptr},
     {"simd_legality",
      [](LoweredStage& s, const LoweringOptions&) {
        s.simd_loops = ir::passes::find_simd_loops(s.body);
      },
      "simd",
      [](const LoweredStage& s, const ir::StmtNode* loop) { return s.simd_loops.count(loop) > 0; }},
+    {"forward_stores",
+     [](LoweredStage& s, const LoweringOptions&) {
+       ir::passes::ForwardedStmt forwarded =
+           ir::passes::forward_stores(s.body, s.simd_loops, s.ordered_reductions);
+       s.body = std::move(forwarded.body);
+       s.simd_loops = std::move(forwarded.simd_loops);
+       s.ordered_reductions = std::move(forwarded.ordered_reductions);
+     },
+     nullptr, nullptr},
 };
 
 // "  simd: loop v (extent n)" for each loop an analysis chose, in the order the IR prints them.

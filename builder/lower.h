@@ -8,12 +8,20 @@
 //   3. unroll_register_locals  rewrite: serial loops over a local buffer the vector registers
 //                              hold become unrolled (ir/passes/unroll.h); after 2, so that the
 //                              loops it unrolls are emitted iteration by iteration;
-//   4. simd_legality           analysis: the vectorized loops emitted as SIMD bodies
-//                              (ir/passes/simd_legality.h).
-// Analyses leave the body as it is; their results are node sets of the final body, which the
-// LoweredStage keeps alive. Store forwarding, dead-store elimination and integer CSE stay in the
-// emitter: they work on the LLVM values of one basic block after the emitter has bound unrolled
-// loop variables to constants, and the IR has no binding (let) to share a value through.
+//   4. expand_unrolled         rewrite: unrolled loops (but the reductions of 2) and loops of
+//                              extent 0 or 1 become copies of their bodies, one per iteration
+//                              (ir/passes/expand_unrolled.h);
+//   5. simd_legality           analysis: the vectorized loops emitted as SIMD bodies
+//                              (ir/passes/simd_legality.h);
+//   6. forward_stores          rewrite: scalar loads of values stored earlier in the same basic
+//                              block become those values (named by Lets), and stores overwritten
+//                              before a read are dropped (ir/passes/forward_stores.h); last,
+//                              because its regions are the basic blocks the emitter makes.
+// Analyses leave the body as it is; their results are node sets of the body, which the
+// LoweredStage keeps alive, and a rewrite after an analysis maps them to its own nodes. The
+// emitter then only translates: the loops left are emitted as loops, SIMD bodies or ordered
+// reductions, and it numbers index arithmetic within a basic block so that each distinct integer
+// operation is emitted once (value numbering of what it emits, not a rewrite of the IR).
 // Epilogue fusion (compiler/fuse_epilogue.h) is an IR pass too, but of a model's graph: which
 // buffer and which epilogue come from the compiler, before a program reaches the builder.
 #pragma once

@@ -46,13 +46,19 @@ class FindVar : public IRVisitor {
   const ExprNode* v_;
 };
 
-// Replaces one variable by an expression (the mutator folds what the replacement makes constant).
-class SubstituteVar : public IRMutator {
+// Replaces variables by expressions (the mutator folds what the replacements make constant): one
+// variable, or those of a VarMap.
+class SubstituteVars : public IRMutator {
  public:
-  SubstituteVar(const ExprNode* v, const Expr& value) : v_(v), value_(value) {}
+  SubstituteVars(const ExprNode* v, const Expr& value) : v_(v), value_(&value) {}
+  explicit SubstituteVars(const VarMap& values) : values_(&values) {}
 
  protected:
-  Expr mutate_var(const Expr& expr) override { return expr.get() == v_ ? value_ : expr; }
+  Expr mutate_var(const Expr& expr) override {
+    if (!values_) return expr.get() == v_ ? *value_ : expr;
+    auto it = values_->find(expr.get());
+    return it == values_->end() ? expr : it->second;
+  }
 
   // A Store's flat index is rebuilt from its substituted per-dimension indices, as Store()
   // builds it, rather than substituted itself (the two may fold differently).
@@ -63,8 +69,9 @@ class SubstituteVar : public IRMutator {
   }
 
  private:
-  const ExprNode* v_;
-  const Expr& value_;
+  const ExprNode* v_ = nullptr;
+  const Expr* value_ = nullptr;
+  const VarMap* values_ = nullptr;
 };
 
 // Walks the statements only (expressions hold no loops), handing each loop to `take_`.
@@ -128,11 +135,19 @@ std::optional<int64_t> linear_coefficient(const Expr& expr, const ExprNode* v) {
 }
 
 Expr substitute(const Expr& expr, const ExprNode* v, const Expr& value) {
-  return SubstituteVar(v, value).mutate(expr);
+  return SubstituteVars(v, value).mutate(expr);
 }
 
 Stmt substitute(const Stmt& stmt, const ExprNode* v, const Expr& value) {
-  return SubstituteVar(v, value).mutate(stmt);
+  return SubstituteVars(v, value).mutate(stmt);
+}
+
+Expr substitute(const Expr& expr, const VarMap& values) {
+  return values.empty() ? expr : SubstituteVars(values).mutate(expr);
+}
+
+Stmt substitute(const Stmt& stmt, const VarMap& values) {
+  return values.empty() ? stmt : SubstituteVars(values).mutate(stmt);
 }
 
 namespace {
@@ -186,6 +201,10 @@ class UseCollector : public IRVisitor {
     allocated.insert(stmt->buffer.get());
     IRVisitor::visit_allocate(stmt);
   }
+  void visit_let(const Stmt& stmt) override {
+    bound.insert(stmt->loop_var.get());
+    IRVisitor::visit_let(stmt);
+  }
 
  private:
   template <typename T>
@@ -212,6 +231,8 @@ int64_t count_flops(const Stmt& stmt) {
                       stmt->else_case.defined() ? count_flops(stmt->else_case) : 0);
     case StmtKind::kAllocate:
       return count_flops(stmt->body);
+    case StmtKind::kLet:
+      return float_ops(stmt->value) + count_flops(stmt->body);
   }
   return 0;
 }
@@ -219,7 +240,7 @@ int64_t count_flops(const Stmt& stmt) {
 std::vector<const ExprNode*> free_vars(const Stmt& stmt) {
   UseCollector uses;
   uses.visit(stmt);
-  // A variable is bound if any loop of `stmt` binds it, wherever the use is.
+  // A variable is bound if any loop or Let of `stmt` binds it, wherever the use is.
   std::vector<const ExprNode*> out;
   for (const ExprNode* v : uses.vars) {
     if (!uses.bound.count(v)) out.push_back(v);
@@ -240,6 +261,68 @@ std::vector<const BufferNode*> used_buffers(const Stmt& stmt) {
     }
   }
   return out;
+}
+
+void append_flattened(std::vector<Stmt>* list, const Stmt& stmt) {
+  if (!stmt.defined()) return;
+  if (stmt->kind != StmtKind::kSeq) {
+    list->push_back(stmt);
+    return;
+  }
+  for (const Stmt& s : stmt->seq) append_flattened(list, s);
+}
+
+bool structurally_equal(const Expr& x, const Expr& y) {
+  if (x.same_as(y)) return true;
+  if (!x.defined() || !y.defined()) return false;
+  if (x->kind != y->kind || x->dtype != y->dtype) return false;
+  switch (x->kind) {
+    case ExprKind::kIntImm:
+      return x->int_value == y->int_value;
+    case ExprKind::kFloatImm:
+      return x->float_value == y->float_value;
+    case ExprKind::kVar:
+      return false;  // variables are equal only as the same node
+    case ExprKind::kLoad:
+      if (!x->buffer.same_as(y->buffer)) return false;
+      break;
+    case ExprKind::kCall:
+      if (x->call_op != y->call_op) return false;
+      break;
+    default:
+      break;
+  }
+  return structurally_equal(x->a, y->a) && structurally_equal(x->b, y->b) &&
+         structurally_equal(x->c, y->c);
+}
+
+size_t structural_hash(const Expr& e) {
+  if (!e.defined()) return 0x9e3779b9;
+  size_t h = static_cast<size_t>(e->kind) * 0x100000001b3ull;
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  switch (e->kind) {
+    case ExprKind::kIntImm:
+      mix(std::hash<int64_t>()(e->int_value));
+      return h;
+    case ExprKind::kFloatImm:
+      mix(std::hash<double>()(e->float_value));
+      return h;
+    case ExprKind::kVar:
+      mix(std::hash<const void*>()(e.get()));
+      return h;
+    case ExprKind::kLoad:
+      mix(std::hash<const void*>()(e->buffer.get()));
+      break;
+    case ExprKind::kCall:
+      mix(static_cast<size_t>(e->call_op));
+      break;
+    default:
+      break;
+  }
+  mix(structural_hash(e->a));
+  if (e->b.defined()) mix(structural_hash(e->b));
+  if (e->c.defined()) mix(structural_hash(e->c));
+  return h;
 }
 
 }  // namespace kiln::ir

@@ -94,7 +94,7 @@ class Interpreter : public IRVisitor {
         if (it == vars_.end())
           fail("unbound variable " + e->name);
         else
-          r.i = it->second;
+          r = it->second;
         return r;
       }
       case ExprKind::kLoad: {
@@ -177,9 +177,14 @@ class Interpreter : public IRVisitor {
 
   void visit_for(const Stmt& s) override {
     for (int64_t i = 0; i < s->extent && status_.ok(); ++i) {
-      vars_[s->loop_var.get()] = i;
+      vars_[s->loop_var.get()] = Value{i, 0};
       visit(s->body);
     }
+    vars_.erase(s->loop_var.get());
+  }
+  void visit_let(const Stmt& s) override {
+    vars_[s->loop_var.get()] = eval(s->value);
+    visit(s->body);
     vars_.erase(s->loop_var.get());
   }
   void visit_store(const Stmt& s) override {
@@ -201,7 +206,7 @@ class Interpreter : public IRVisitor {
   }
 
   std::unordered_map<const BufferNode*, Memory> memory_;
-  std::unordered_map<const ExprNode*, int64_t> vars_;
+  std::unordered_map<const ExprNode*, Value> vars_;
   Status status_;
 };
 

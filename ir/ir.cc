@@ -141,10 +141,12 @@ Expr::Expr(int64_t value) {
   node_ = std::make_shared<const ExprNode>(std::move(n));
 }
 
-Expr var(std::string name) {
+Expr var(std::string name) { return var(std::move(name), DType::kInt64); }
+
+Expr var(std::string name, DType dtype) {
   ExprNode n;
   n.kind = ExprKind::kVar;
-  n.dtype = DType::kInt64;
+  n.dtype = dtype;
   n.name = std::move(name);
   return make_node(std::move(n));
 }
@@ -293,9 +295,7 @@ const char* loop_kind_name(LoopKind kind) {
   return "?";
 }
 
-namespace {
 Stmt make_stmt(StmtNode node) { return Stmt(std::make_shared<const StmtNode>(std::move(node))); }
-}  // namespace
 
 Stmt For(Expr loop_var, int64_t extent, LoopKind kind, Stmt body) {
   KILN_CHECK(loop_var->kind == ExprKind::kVar && extent >= 0) << "loop extent " << extent;
@@ -350,6 +350,17 @@ Stmt Allocate(const Buffer& local_buffer, Stmt body) {
   StmtNode n;
   n.kind = StmtKind::kAllocate;
   n.buffer = local_buffer;
+  n.body = std::move(body);
+  return make_stmt(std::move(n));
+}
+
+Stmt Let(Expr var, Expr value, Stmt body) {
+  KILN_CHECK(var->kind == ExprKind::kVar && value.defined() && var->dtype == value->dtype)
+      << "let of " << var->name;
+  StmtNode n;
+  n.kind = StmtKind::kLet;
+  n.loop_var = std::move(var);
+  n.value = std::move(value);
   n.body = std::move(body);
   return make_stmt(std::move(n));
 }

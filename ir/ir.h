@@ -106,7 +106,8 @@ struct ExprNode {
 
 // Constructors. Arithmetic folds constants (x*1, x+0, 2*3, ...) so that generated index
 // expressions stay readable; it never changes a value.
-Expr var(std::string name);
+Expr var(std::string name);               // an int64 variable (loop variables)
+Expr var(std::string name, DType dtype);  // a variable of any type (Let)
 Expr f32(double value);
 Expr make_binary(ExprKind kind, Expr a, Expr b);
 Expr operator+(Expr a, Expr b);
@@ -153,6 +154,7 @@ class Stmt {
   const StmtNode* get() const { return node_.get(); }
   const StmtNode* operator->() const { return node_.get(); }
   bool defined() const { return node_ != nullptr; }
+  bool same_as(const Stmt& other) const { return node_ == other.node_; }
 
  private:
   std::shared_ptr<const StmtNode> node_;
@@ -174,18 +176,25 @@ struct StmtNode {
   // kIf
   Expr condition;
   Stmt then_case, else_case;  // else_case may be undefined
-  // kFor, kAllocate
+  // kLet: loop_var (a variable of value's dtype) names `value`, evaluated once, in body; uses
+  // loop_var and value.
+  // kFor, kAllocate, kLet
   Stmt body;
   // kSeq
   std::vector<Stmt> seq;
 };
 
 Stmt For(Expr loop_var, int64_t extent, LoopKind kind, Stmt body);
+// A statement from a node built field by field: for passes that copy a node and edit a field,
+// keeping the others (the constructors below check their arguments; this does not).
+Stmt make_stmt(StmtNode node);
 Stmt Store(const Buffer& buffer, const std::vector<Expr>& indices, Expr value);
 Stmt StoreFlat(const Buffer& buffer, Expr index, Expr value);
 Stmt Seq(std::vector<Stmt> stmts);
 Stmt If(Expr condition, Stmt then_case, Stmt else_case = Stmt());
 Stmt Allocate(const Buffer& local_buffer, Stmt body);
+// let var = value in body. `var` is a fresh variable of value's dtype (var(name, dtype)).
+Stmt Let(Expr var, Expr value, Stmt body);
 
 // Builds a loop nest from the outside in: loops[0] is outermost. Convenience for templates.
 struct LoopSpec {

@@ -61,7 +61,8 @@
   X(kStore,    store,     store,    __VA_ARGS__)    \
   X(kSeq,      seq,       seq,      __VA_ARGS__)    \
   X(kIf,       if,        if,       __VA_ARGS__)    \
-  X(kAllocate, allocate,  allocate, __VA_ARGS__)
+  X(kAllocate, allocate,  allocate, __VA_ARGS__)    \
+  X(kLet,      let,       let,      __VA_ARGS__)    /* loop_var is value in body */
 
 // The hooks of the rows above, each once, as H(hook, extra...): IRVisitor and IRMutator
 // declare visit_<hook> and mutate_<hook> from these (KILN_IR_DECLARE_HOOKS).
@@ -71,7 +72,7 @@
   H(load, __VA_ARGS__) H(call, __VA_ARGS__)
 #define KILN_IR_STMT_HOOKS(H, ...)                                                   \
   H(for, __VA_ARGS__) H(store, __VA_ARGS__) H(seq, __VA_ARGS__) H(if, __VA_ARGS__)   \
-  H(allocate, __VA_ARGS__)
+  H(allocate, __VA_ARGS__) H(let, __VA_ARGS__)
 
 // Declares a hook class's protected hooks: `virtual ExprResult <prefix><hook>(const Expr&)` for
 // every expression hook, and the same with StmtResult and Stmt for every statement hook.

@@ -8,20 +8,16 @@ namespace kiln::ir {
 
 namespace {
 
-bool same(const Stmt& x, const Stmt& y) { return x.get() == y.get(); }
-
 // A copy of `stmt`'s node for the hooks to edit: every field not replaced is kept as it was.
 StmtNode copy_of(const Stmt& stmt) { return *stmt.get(); }
-
-Stmt make(StmtNode node) { return Stmt(std::make_shared<const StmtNode>(std::move(node))); }
 
 // The default of the hooks of kinds whose only child is a body (kFor, kAllocate).
 Stmt with_body_mutated(IRMutator& mutator, const Stmt& stmt) {
   Stmt body = mutator.mutate(stmt->body);
-  if (same(body, stmt->body)) return stmt;
+  if (body.same_as(stmt->body)) return stmt;
   StmtNode n = copy_of(stmt);
   n.body = std::move(body);
-  return make(std::move(n));
+  return make_stmt(std::move(n));
 }
 
 }  // namespace
@@ -82,7 +78,7 @@ Stmt IRMutator::mutate_store(const Stmt& stmt) {
   n.index = std::move(index);
   n.indices = std::move(indices);
   n.value = std::move(value);
-  return make(std::move(n));
+  return make_stmt(std::move(n));
 }
 
 Stmt IRMutator::mutate_seq(const Stmt& stmt) {
@@ -91,28 +87,38 @@ Stmt IRMutator::mutate_seq(const Stmt& stmt) {
   bool changed = false;
   for (const Stmt& s : stmt->seq) {
     seq.push_back(mutate(s));
-    changed = changed || !same(seq.back(), s);
+    changed = changed || !seq.back().same_as(s);
   }
   if (!changed) return stmt;
   StmtNode n = copy_of(stmt);
   n.seq = std::move(seq);
-  return make(std::move(n));
+  return make_stmt(std::move(n));
 }
 
 Stmt IRMutator::mutate_if(const Stmt& stmt) {
   Expr condition = mutate(stmt->condition);
   Stmt then_case = mutate(stmt->then_case), else_case = mutate(stmt->else_case);
-  if (condition.same_as(stmt->condition) && same(then_case, stmt->then_case) &&
-      same(else_case, stmt->else_case)) {
+  if (condition.same_as(stmt->condition) && then_case.same_as(stmt->then_case) &&
+      else_case.same_as(stmt->else_case)) {
     return stmt;
   }
   StmtNode n = copy_of(stmt);
   n.condition = std::move(condition);
   n.then_case = std::move(then_case);
   n.else_case = std::move(else_case);
-  return make(std::move(n));
+  return make_stmt(std::move(n));
 }
 
 Stmt IRMutator::mutate_allocate(const Stmt& stmt) { return with_body_mutated(*this, stmt); }
+
+Stmt IRMutator::mutate_let(const Stmt& stmt) {
+  Expr value = mutate(stmt->value);
+  Stmt body = mutate(stmt->body);
+  if (value.same_as(stmt->value) && body.same_as(stmt->body)) return stmt;
+  StmtNode n = copy_of(stmt);
+  n.value = std::move(value);
+  n.body = std::move(body);
+  return make_stmt(std::move(n));
+}
 
 }  // namespace kiln::ir

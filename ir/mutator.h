@@ -12,8 +12,8 @@
 //        constants; statements as a copy of the node with the changed children replaced, which
 //        keeps everything else (loop variable, kind and extent, buffer, the Store's per-dimension
 //        `indices`, mutated like its flat `index`).
-//  - A loop's variable is a binding, not a use: the default leaves it alone. A pass that renames
-//    loops overrides mutate_for.
+//  - A loop's (or a Let's) variable is a binding, not a use: the default leaves it alone. A pass
+//    that renames loops overrides mutate_for.
 //  - Override mutate(Expr)/mutate(Stmt) to see every node, or one hook to rewrite one kind; call
 //    the base to keep descending.
 #pragma once

@@ -117,6 +117,12 @@ class IRTextPrinter : public IRVisitor {
     os_ << pad() << "allocate " << s->buffer->name << "[" << s->buffer->num_elements() << "]\n";
     visit(s->body);  // the allocation's scope is not indented
   }
+  void visit_let(const Stmt& s) override {
+    os_ << pad() << "let " << s->loop_var->name << " = ";
+    visit(s->value);
+    os_ << "\n";
+    visit(s->body);  // nor a binding's: a pass may chain hundreds of them
+  }
 
  private:
   std::string pad() const { return std::string(indent_ * 2, ' '); }

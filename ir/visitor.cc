@@ -49,4 +49,9 @@ void IRVisitor::visit_if(const Stmt& stmt) {
 
 void IRVisitor::visit_allocate(const Stmt& stmt) { visit(stmt->body); }
 
+void IRVisitor::visit_let(const Stmt& stmt) {
+  visit(stmt->value);
+  visit(stmt->body);
+}
+
 }  // namespace kiln::ir

@@ -8,10 +8,11 @@
 //      binary kinds: a, b;  kNot: a;  kSelect: condition, true value, false value;
 //      kLoad: index;  kCall: a, then b when the op takes two operands;  immediates, kVar: none;
 //      kFor: body;  kStore: index, indices (each), value;  kSeq: each in order;
-//      kIf: condition, then, else (when defined);  kAllocate: body.
-//    A loop's variable is a binding, not a use: it is not visited (visit_for can read it).
-//    Store's `indices` are the per-dimension form of its flat `index`, so a sub-expression that
-//    occurs in both is visited twice; overriders that count must take that into account.
+//      kIf: condition, then, else (when defined);  kAllocate: body;
+//      kLet: value, body.
+//    A loop's (or a Let's) variable is a binding, not a use: it is not visited (visit_for can read
+//    it). Store's `indices` are the per-dimension form of its flat `index`, so a sub-expression
+//    that occurs in both is visited twice; overriders that count must take that into account.
 //  - Override visit(Expr) or visit(Stmt) to see every node (call the base to keep descending);
 //    override a hook to handle one kind (call the base hook to descend into its children).
 //  - Nodes are shared, so a sub-expression reachable along two paths is visited once per path.
@@ -28,7 +29,7 @@ class IRVisitor {
   //   visit_int_imm, visit_float_imm, visit_var,
   //   visit_binary (kAdd .. kOr: every kind with two operands a and b; check expr->kind),
   //   visit_not, visit_select, visit_load, visit_call;
-  //   visit_for, visit_store, visit_seq, visit_if, visit_allocate.
+  //   visit_for, visit_store, visit_seq, visit_if, visit_allocate, visit_let.
   KILN_IR_HOOK_CLASS(IRVisitor, visit, visit_, void, void)
 };
 

@@ -66,6 +66,7 @@ std::vector<StmtCase> every_stmt_kind() {
       {Seq({store, store}), StmtKind::kSeq, "seq"},
       {If(i < 4, store), StmtKind::kIf, "if"},
       {Allocate(t, store), StmtKind::kAllocate, "allocate"},
+      {Let(var("x", DType::kFloat32), f32(2), store), StmtKind::kLet, "let"},
   };
 }
 

@@ -38,6 +38,7 @@ class UnrolledWork {
     return count(stmt->then_case) + count(stmt->else_case);
   }
   int64_t count_allocate(const Stmt& stmt) { return count(stmt->body); }
+  int64_t count_let(const Stmt& stmt) { return count(stmt->body); }
   int64_t count_for(const Stmt& stmt) {
     if (expanded_) {
       if (stmt->loop_kind == LoopKind::kUnrolled && stmt->body->kind == StmtKind::kStore) return 1;

@@ -21,9 +21,10 @@ enum class UnrollView : uint8_t {
   // target-width vectors (ceil(extent / simd_lanes)), serial and parallel loops stay loops (their
   // body counts once); a guard counts both branches.
   kAsScheduled,
-  // Every loop expanded, as the emitter expands a loop it unrolls itself: each loop multiplies
-  // its body by its extent, except an unrolled loop over one store, which counts one (it may be
-  // an ordered reduction); a guard counts as over any limit (kUnrolledGuardWork).
+  // Every loop expanded, as the pipeline expands a loop unroll_register_locals makes unrolled
+  // (expand_unrolled.h): each loop multiplies its body by its extent, except an unrolled loop
+  // over one store, which counts one (it may be an ordered reduction); a guard counts as over
+  // any limit (kUnrolledGuardWork).
   kFullyExpanded,
 };
 
