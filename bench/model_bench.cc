@@ -11,16 +11,16 @@
 // A model is a NAME of --models-dir (default ../shared/models) or a directory (a path with a
 // '/', e.g. build/bench/models/resnet50 from bench/export_torchvision_models.py); its io.json
 // names the .onnx file, its input file and its expected output. kiln compiles it for --target
-// (default: this machine; one it cannot run is refused) once with AutoTVM's fallback
-// configs and, with --db, once more with the store's best records; for each thread count it
-// times kiln's GraphExecutor (5 warm-up runs, then --runs timed runs, at least 30: median, mean,
-// std, min) and checks the output against the reference (max|y - ref| / max|ref| <= 1e-4), then
-// times ONNX Runtime 1.30 with bench/ort/time_model.js under `node` as docs' baselines (f) did
-// (intraOpNumThreads T, interOpNumThreads 1, sequential, all optimizations, 5 warm-up runs,
-// median of --runs), always at the machine's own ISA (its kernels pick the ISA themselves; the
-// header says which). kiln's executor is destroyed before ONNX Runtime starts, so the two never
-// share the cores. Without onnxruntime-node installed it says how to install it and times kiln
-// alone.
+// (default: this machine; one it cannot run is refused) once untuned (kiln's default config
+// for the target per task, as `kiln compile` without a store) and, with --db, once more with the
+// store's best records; for each thread count it times kiln's GraphExecutor (5 warm-up runs, then
+// --runs timed runs, at least 30: median, mean, std, min) and checks the output against the
+// reference (max|y - ref| / max|ref| <= 1e-4), then times ONNX Runtime 1.30 with
+// bench/ort/time_model.js under `node` as docs' baselines (f) did (intraOpNumThreads T,
+// interOpNumThreads 1, sequential, all optimizations, 5 warm-up runs, median of --runs), always at
+// the machine's own ISA (its kernels pick the ISA themselves; the header says which). kiln's
+// executor is destroyed before ONNX Runtime starts, so the two never share the cores. Without
+// onnxruntime-node installed it says how to install it and times kiln alone.
 //
 // Prints a table and one JSON line per row:
 //   {"model", "configs", "threads", "kiln_ms", "kiln_mean_ms", "kiln_std_ms", "kiln_min_ms",
@@ -318,7 +318,7 @@ int run(const Args& args) {
     }
     if (!input.ok() || !ref.ok() || !graph.ok()) continue;
 
-    std::vector<std::pair<std::string, store::Store*>> variants = {{"fallback", nullptr}};
+    std::vector<std::pair<std::string, store::Store*>> variants = {{"untuned", nullptr}};
     if (db) variants.emplace_back("tuned", db.get());
     // Compile first, so that nothing of kiln runs while ONNX Runtime is timed below.
     struct Compiled {
@@ -339,8 +339,8 @@ int run(const Args& args) {
         continue;
       }
       if (report.untuned_tasks > 0) {
-        std::printf("%-13s %-8s %d of %zu tasks on fallback configs\n", name.c_str(),
-                    configs.c_str(), report.untuned_tasks, report.tasks.size());
+        std::printf("%-13s %-8s %d of %zu tasks untuned (predicted or default configs)\n",
+                    name.c_str(), configs.c_str(), report.untuned_tasks, report.tasks.size());
       }
       compiled.push_back({configs, std::move(model).value()});
     }

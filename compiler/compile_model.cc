@@ -491,6 +491,8 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
   // it leaves the graph: the chain fused into the write-back is decided first.
   ops::ActivationLayout layout;
   std::vector<const Node*> chain;
+  const std::optional<ops::ActivationBlocks> blocks =
+      packed ? choice.tmpl->activation_blocks(choice.workload, choice.config) : std::nullopt;
   if (packed) {
     structure_.convs.push_back({index, workload});
     auto packed_input = packed_.find(node.inputs[0]);
@@ -501,8 +503,6 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
     chain = absorb_chain(anchor, anchor_shape);
     std::string result = chain.empty() ? anchor : chain.back()->outputs[0];
     // A config whose output block is 0 (a ragged block) writes NCHW.
-    std::optional<ops::ActivationBlocks> blocks =
-        choice.tmpl->activation_blocks(choice.workload, choice.config);
     layout.packed_output = !graph_outputs_.count(result) && (!blocks || blocks->out > 0);
   }
   KILN_ASSIGN_OR_RETURN(
@@ -512,8 +512,6 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
   const std::string source(config_source_name(choice.source));
   if (packed) {
     // The kernel's data packing converts when its blocks are not the producer's (or NCHW).
-    std::optional<ops::ActivationBlocks> blocks =
-        choice.tmpl->activation_blocks(choice.workload, choice.config);
     if (blocks && blocks->in != layout.data_block) ++layout_transforms_;
   }
 
