@@ -46,6 +46,37 @@ std::vector<int64_t> buffer_shape(const std::vector<int64_t>& shape) {
   return shape.empty() ? std::vector<int64_t>{1} : shape;
 }
 
+// The coordinates, in a tensor of `logical` shape, of the element a kernel stores at `stored` in
+// its row-major buffer of shape `buffer`, where the two hold the same elements in the same order
+// (a MatMul's [1, 128, 1024] computed as a [128, 1024] dense): the trailing dimensions they share
+// map one to one, and the buffer's leading coordinates, flattened, are unravelled over the
+// tensor's leading dimensions (size-1 dimensions read 0, so the usual case needs no division).
+// nullopt where the element counts differ.
+std::optional<std::vector<ir::Expr>> logical_coordinates(const std::vector<ir::Expr>& stored,
+                                                         const std::vector<int64_t>& buffer,
+                                                         const std::vector<int64_t>& logical) {
+  if (buffer == logical) return stored;
+  if (logical.empty() || product(buffer) != product(logical)) return std::nullopt;
+  size_t b = buffer.size(), l = logical.size();
+  std::vector<ir::Expr> out(l);
+  while (b > 1 && l > 1 && buffer[b - 1] == logical[l - 1]) out[--l] = stored[--b];
+  ir::Expr flat = stored[0];
+  for (size_t i = 1; i < b; ++i) flat = flat * ir::Expr(buffer[i]) + stored[i];
+  for (size_t j = l; j-- > 0;) {
+    const bool outer_left = std::any_of(logical.begin(), logical.begin() + static_cast<long>(j),
+                                        [](int64_t d) { return d != 1; });
+    if (logical[j] == 1) {
+      out[j] = ir::Expr(int64_t{0});
+    } else if (!outer_left) {
+      out[j] = flat;
+    } else {
+      out[j] = flat % ir::Expr(logical[j]);
+      flat = flat / ir::Expr(logical[j]);
+    }
+  }
+  return out;
+}
+
 // `out_idx` (coordinates in a tensor of rank out_idx.size()) mapped to a tensor of `shape` that
 // broadcasts to it, numpy style (right-aligned, size-1 dimensions read index 0).
 std::vector<ir::Expr> broadcast_index(const std::vector<ir::Expr>& out_idx,
@@ -528,10 +559,15 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
 
   // The epilogue: the binding's scale and addend (Gemm's alpha and beta * C when C is not the
   // template's bias), then the elementwise chain that consumes the product alone.
+  // A kernel whose buffer holds the tensor in another shape (a batched MatMul's leading
+  // dimensions folded into a dense's rows) maps its stored coordinates to the tensor's.
   const ir::Buffer out_buffer = program.buffers[program.num_inputs];
-  if (!packed && buffer_shape(anchor_shape) == out_buffer->shape) {
-    chain = absorb_chain(anchor, anchor_shape);
-  }
+  const std::vector<int64_t> logical_shape = buffer_shape(anchor_shape);
+  const bool maps_coordinates =
+      !packed && logical_coordinates(std::vector<ir::Expr>(out_buffer->shape.size(), 0),
+                                     out_buffer->shape, logical_shape)
+                     .has_value();
+  if (maps_coordinates) chain = absorb_chain(anchor, anchor_shape);
   int64_t out_block = layout.packed_output ? out_buffer->shape[4] : 0;
   bool pre = alpha != 1.0f || !c_tensor.empty();
   std::string result = chain.empty() ? anchor : chain.back()->outputs[0];
@@ -544,6 +580,8 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
     std::vector<ir::Expr> idx = stored;
     if (out_block > 0) {
       idx = {stored[0], stored[1] * ir::Expr(out_block) + stored[4], stored[2], stored[3]};
+    } else if (maps_coordinates) {
+      idx = *logical_coordinates(stored, out_buffer->shape, logical_shape);
     }
     auto load_external = [&](const std::string& name, const std::vector<ir::Expr>& at) {
       auto p = packed_.find(name);

@@ -303,6 +303,58 @@ TEST(CompiledModel, FoldsBatchNormAndFusesTheEpilogue) {
 // Conv -> Flatten: the conv writes NCHW[x]c and the view reads NCHW, so the unpack kernel (blocked
 // over packed rows, compiler/layout_programs.h) converts it; a width that is not a multiple of the
 // SIMD lanes and a batch of two exercise its tails and indices.
+// A batched MatMul ([2, 3, 8] x [8, 16]) is a dense kernel over 6 rows whose buffer is [6, 16]:
+// its bias Add, the Relu and a residual Add are fused into its write-back all the same, the
+// residual read at the tensor's own [2, 3, 16] coordinates.
+TEST(CompiledModel, ABatchedMatMulFusesItsEpilogue) {
+  testing::OnnxModel m;
+  m.input("x", {2, 3, 8});
+  m.input("res", {2, 3, 16});
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto random = [&](size_t size) {
+    std::vector<float> v(size);
+    for (float& x : v) x = u(rng);
+    return v;
+  };
+  const std::vector<float> weight = random(8 * 16), bias = random(16);
+  m.floats("W", {8, 16}, weight);
+  m.floats("B", {16}, bias);
+  m.node("MatMul", {"x", "W"}, {"mm"});
+  m.node("Add", {"mm", "B"}, {"biased"});
+  m.node("Relu", {"biased"}, {"relu"});
+  m.node("Add", {"relu", "res"}, {"y"});
+  m.output("y");
+  Result<frontend::Graph> graph = frontend::import_onnx(m.write("batched_matmul"));
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  compiler::CompileReport report;
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, {}, &report);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  EXPECT_EQ(report.fused_nodes, 3);
+  for (const ModelStep& step : artifact->steps) {
+    EXPECT_EQ(step.label.find("Add"), std::string::npos) << "a kernel of its own: " << step.label;
+  }
+  auto exec = GraphExecutor::create(*artifact);
+  ASSERT_TRUE(exec.ok()) << exec.status().message();
+  const std::vector<float> x = random(2 * 3 * 8), res = random(2 * 3 * 16);
+  ASSERT_TRUE((*exec)->set_input("x", x).ok());
+  ASSERT_TRUE((*exec)->set_input("res", res).ok());
+  (*exec)->run();
+  std::span<const float> y = (*exec)->get_output(0);
+  ASSERT_EQ(y.size(), 2u * 3 * 16);
+  double max_err = 0;
+  for (int64_t row = 0; row < 6; ++row) {
+    for (int64_t o = 0; o < 16; ++o) {
+      double acc = bias[o];
+      for (int64_t i = 0; i < 8; ++i)
+        acc += static_cast<double>(x[row * 8 + i]) * weight[i * 16 + o];
+      const double want = std::max(0.0, acc) + res[row * 16 + o];
+      max_err = std::max(max_err, std::abs(want - y[row * 16 + o]));
+    }
+  }
+  EXPECT_LT(max_err, 1e-5);
+}
+
 TEST(CompiledModel, UnpackForAReaderThatIsNotAConvIsExact) {
   const int64_t n = 2, c = 5, h = 3, w = 19, k = 24;
   testing::OnnxModel m;
