@@ -13,6 +13,7 @@
 #include "compiler/assemble_model.h"
 #include "compiler/batch_norm_folding.h"
 #include "compiler/elementwise.h"
+#include "compiler/layer_norm_fusion.h"
 #include "compiler/layout_candidates.h"
 #include "compiler/layout_plan.h"
 #include "compiler/layout_programs.h"
@@ -803,7 +804,7 @@ void ModelEmitter::record_use(size_t producer, size_t consumer, EdgeUse use,
 }
 
 Status ModelEmitter::emit_graph() {
-  fused_nodes_ = fold_batch_norms(&graph_);
+  fused_nodes_ = fold_batch_norms(&graph_) + fuse_layer_norms(&graph_);
   for (const std::string& o : graph_.outputs) graph_outputs_.insert(o);
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     std::set<std::string> seen;
