@@ -296,33 +296,4 @@ bool structurally_equal(const Expr& x, const Expr& y) {
          structurally_equal(x->c, y->c);
 }
 
-size_t structural_hash(const Expr& e) {
-  if (!e.defined()) return 0x9e3779b9;
-  size_t h = static_cast<size_t>(e->kind) * 0x100000001b3ull;
-  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-  switch (e->kind) {
-    case ExprKind::kIntImm:
-      mix(std::hash<int64_t>()(e->int_value));
-      return h;
-    case ExprKind::kFloatImm:
-      mix(std::hash<double>()(e->float_value));
-      return h;
-    case ExprKind::kVar:
-      mix(std::hash<const void*>()(e.get()));
-      return h;
-    case ExprKind::kLoad:
-      mix(std::hash<const void*>()(e->buffer.get()));
-      break;
-    case ExprKind::kCall:
-      mix(static_cast<size_t>(e->call_op));
-      break;
-    default:
-      break;
-  }
-  mix(structural_hash(e->a));
-  if (e->b.defined()) mix(structural_hash(e->b));
-  if (e->c.defined()) mix(structural_hash(e->c));
-  return h;
-}
-
 }  // namespace kiln::ir

@@ -57,8 +57,7 @@ void append_flattened(std::vector<Stmt>* list, const Stmt& stmt);
 
 // True if x and y compute the same value from the same variables and memory: the same kinds,
 // constants and buffers, and the same variable nodes, at every position (no algebra: x + 1 and
-// 1 + x differ). structural_hash is consistent with it.
+// 1 + x differ).
 bool structurally_equal(const Expr& x, const Expr& y);
-size_t structural_hash(const Expr& e);
 
 }  // namespace kiln::ir

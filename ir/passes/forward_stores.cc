@@ -12,23 +12,14 @@ namespace kiln::ir::passes {
 
 namespace {
 
-struct IndexHash {
-  size_t operator()(const Expr& e) const { return structural_hash(e); }
-};
-struct IndexEqual {
-  bool operator()(const Expr& x, const Expr& y) const { return structurally_equal(x, y); }
-};
-
-// What the current region has stored to or loaded from the scalar elements of one buffer.
+// What the current region knows of one element of a buffer: the pass keeps one per buffer, the
+// last scalar store's, since any other store to the buffer might write the same element.
 struct Element {
+  Expr index;           // the element's flat index
   Expr value;           // what a load of the element is; undefined if unknown
   int value_depth = 0;  // the allocation depth the value is named at (0: anywhere)
   Stmt store;           // the store that wrote it, while nothing has read the buffer
   int store_depth = 0;  // the allocation depth of that store
-};
-struct BufferMemory {
-  std::unordered_map<Expr, Element, IndexHash, IndexEqual> elements;
-  int64_t stores = 0;  // elements with a store
 };
 
 class Forwarder {
@@ -48,18 +39,15 @@ class Forwarder {
   // ---- What the region knows -----------------------------------------------------------------
 
   Element* find(const BufferNode* buffer, const Expr& index) {
-    auto b = memory_.find(buffer);
-    if (b == memory_.end()) return nullptr;
-    auto e = b->second.elements.find(index);
-    return e == b->second.elements.end() ? nullptr : &e->second;
+    auto it = memory_.find(buffer);
+    return it != memory_.end() && structurally_equal(it->second.index, index) ? &it->second
+                                                                              : nullptr;
   }
 
-  // Any read of the buffer: its stores so far are no longer dead.
+  // Any read of the buffer: its store so far is no longer dead.
   void read(const BufferNode* buffer) {
-    auto b = memory_.find(buffer);
-    if (b == memory_.end() || b->second.stores == 0) return;
-    for (auto& [index, element] : b->second.elements) element.store = Stmt();
-    b->second.stores = 0;
+    auto it = memory_.find(buffer);
+    if (it != memory_.end()) it->second.store = Stmt();
   }
 
   // A store to buffer[index]: the previous store to the element is dead if nothing has read the
@@ -71,23 +59,15 @@ class Forwarder {
 
   void forget(const BufferNode* buffer) { memory_.erase(buffer); }
 
-  void remember(const BufferNode* buffer, const Expr& index, Element element) {
-    forget(buffer);
-    BufferMemory& b = memory_[buffer];
-    if (element.store.defined()) b.stores = 1;
-    b.elements.emplace(index, std::move(element));
+  void remember(const BufferNode* buffer, Element element) {
+    memory_.insert_or_assign(buffer, std::move(element));
   }
 
   // Leaving the allocation at `depth`: its names and its stores' fate stay inside.
   void leave(int depth) {
-    for (auto& [buffer, b] : memory_) {
-      for (auto& [index, e] : b.elements) {
-        if (e.value.defined() && e.value_depth >= depth) e.value = Expr();
-        if (e.store.defined() && e.store_depth >= depth) {
-          e.store = Stmt();
-          --b.stores;
-        }
-      }
+    for (auto& [buffer, e] : memory_) {
+      if (e.value.defined() && e.value_depth >= depth) e.value = Expr();
+      if (e.store.defined() && e.store_depth >= depth) e.store = Stmt();
     }
   }
 
@@ -166,14 +146,14 @@ class Forwarder {
       overwrite(buffer, index);
       if (needs_no_name(value)) {
         Stmt store = store_of(s, index, value);
-        remember(buffer, index, {value, depth_of(value), store, depth_});
+        remember(buffer, {index, value, depth_of(value), store, depth_});
         out.push_back(store);
         continue;
       }
       Expr name = var(s->buffer->name + ".v" + std::to_string(next_name_++), value->dtype);
       let_depth_[name.get()] = depth_;
       Stmt store = store_of(s, index, name);
-      remember(buffer, index, {name, depth_, store, depth_});
+      remember(buffer, {index, name, depth_, store, depth_});
       Stmt rest = rewrite_list(list, i + 1);
       std::vector<Stmt> body;
       if (!dead_.count(store.get())) body.push_back(store);
@@ -240,7 +220,7 @@ class Forwarder {
       overwrite(buffer, index);
       forget(buffer);
       if (needs_no_name(value) && !uses_var(value, lane_)) {
-        remember(buffer, index, {value, depth_of(value), Stmt(), depth_});
+        remember(buffer, {index, value, depth_of(value), Stmt(), depth_});
       }
     }
     return store_of(s, index, value);
@@ -286,7 +266,7 @@ class Forwarder {
   const OrderedReductions& reductions_in_;
   SimdLoops simd_out_;
   OrderedReductions reductions_out_;
-  std::unordered_map<const BufferNode*, BufferMemory> memory_;
+  std::unordered_map<const BufferNode*, Element> memory_;
   // The stores found dead, held so that no other node can take their addresses.
   std::unordered_map<const StmtNode*, Stmt> dead_;
   std::unordered_map<const ExprNode*, int> let_depth_;  // the Lets' variables, by depth
