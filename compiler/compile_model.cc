@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -17,6 +18,7 @@
 #include "compiler/layout_candidates.h"
 #include "compiler/layout_plan.h"
 #include "compiler/layout_programs.h"
+#include "compiler/lower_packed_elementwise.h"
 #include "compiler/lower_packed_pool.h"
 #include "compiler/lowering_util.h"
 #include "compiler/model_planner.h"
@@ -163,6 +165,11 @@ class ModelEmitter {
 
  private:
   using Choice = TunableChoice;
+  struct Packed {
+    int value = -1;
+    int64_t block = 0;
+    size_t origin = 0;  // the conv node whose config set the block
+  };
   void record_use(size_t producer, size_t consumer, EdgeUse use, const std::string& tensor);
   // --- Values.
   Result<int> value_of(const std::string& tensor);
@@ -183,6 +190,16 @@ class ModelEmitter {
   Status emit_elementwise(size_t index);
   Status emit_lowered(const Node& node);
   Status emit_packed_pool(const Node& node);
+  Status emit_packed_concat(const Node& node);
+  // The packed layout an elementwise group or a Concat writing `output` keeps: that of the first of
+  // `inputs` held in NCHW{b}c (for an elementwise group, with the output's shape; for a Concat,
+  // with a block dividing every input's channels). nullopt: the node computes in NCHW.
+  std::optional<Packed> packed_layout(const std::string& output,
+                                      const std::vector<std::string>& inputs,
+                                      const Node* concat) const;
+  // Those of `inputs` held in `layout`'s block whose packed buffer has no padding.
+  std::set<std::string> packed_reads(const std::vector<std::string>& inputs,
+                                     const Packed& layout) const;
   Status emit_output_copies();
   std::vector<const Node*> absorb_chain(const std::string& anchor,
                                         const std::vector<int64_t>& shape);
@@ -207,13 +224,9 @@ class ModelEmitter {
 
   KernelGraph kg_;  // what is emitted: values (constants with their data) and kernels
   std::map<std::string, int> tensor_value_;  // tensors in their logical layout
-  // Conv outputs kept in NCHW{block}c for the convs that read them (value, block); value_of
-  // unpacks one on demand for any other reader.
-  struct Packed {
-    int value = -1;
-    int64_t block = 0;
-    size_t origin = 0;  // the conv node whose config set the block
-  };
+  // Conv outputs (and what elementwise groups and Concats compute from them) kept in
+  // NCHW{block}c for the convs that read them; value_of unpacks one on demand for any other
+  // reader.
   std::map<std::string, Packed> packed_;
   std::set<std::string> graph_outputs_;
   std::map<std::string, std::vector<size_t>> consumers_;
@@ -693,18 +706,37 @@ Status ModelEmitter::emit_elementwise(size_t index) {
       absorb_chain(node.outputs[0], graph_.tensor(node.outputs[0]).shape);
   nodes.insert(nodes.end(), chain.begin(), chain.end());
   ElementwiseGroup group{nodes};
-  KILN_ASSIGN_OR_RETURN(ir::Program program, lower_elementwise_group(graph_, group, target_info_));
+  const std::vector<std::string> inputs = external_inputs(graph_, group);
+  // Between two convs the group keeps their NCHW{b}c layout: no unpack before, no packing after.
+  const std::optional<Packed> layout = packed_layout(group.output(), inputs, nullptr);
+  const std::set<std::string> packed =
+      layout ? packed_reads(inputs, *layout) : std::set<std::string>{};
+  std::vector<int64_t> packed_shape;
+  if (layout) {
+    const std::vector<int64_t>& shape = graph_.tensor(group.output()).shape;
+    packed_shape = {shape[0], shape[1] / layout->block, shape[2], shape[3], layout->block};
+  }
+  KILN_ASSIGN_OR_RETURN(
+      ir::Program program,
+      layout ? lower_packed_elementwise_group(graph_, group, packed_shape, packed, target_info_)
+             : lower_elementwise_group(graph_, group, target_info_));
   std::vector<int> values;
-  for (const std::string& t : external_inputs(graph_, group)) {
+  for (const std::string& t : inputs) {
+    if (packed.count(t)) {
+      values.push_back(packed_.at(t).value);
+      continue;
+    }
     KILN_ASSIGN_OR_RETURN(int v, value_of(t));
     values.push_back(v);
   }
-  values.push_back(produced_value(group.output()));
+  values.push_back(layout ? produced_packed(group.output(), packed_shape, layout->origin)
+                          : produced_value(group.output()));
   for (size_t i = values.size(); i < program.buffers.size(); ++i) {
     values.push_back(add_value(node.describe() + "/" + program.buffers[i]->name,
                                program.buffers[i]->shape, ModelValueKind::kIntermediate));
   }
   std::string label = node.describe();
+  if (layout) label += " (NCHW" + std::to_string(layout->block) + "c)";
   if (!chain.empty()) label += " + " + std::to_string(chain.size()) + " fused";
   for (const Node* n : chain) mark_done(*n);
   add_kernel(std::move(program), std::move(values), label);
@@ -753,9 +785,62 @@ Status ModelEmitter::emit_packed_pool(const Node& node) {
   return Status::Ok();
 }
 
+std::optional<ModelEmitter::Packed> ModelEmitter::packed_layout(
+    const std::string& output, const std::vector<std::string>& inputs, const Node* concat) const {
+  const std::vector<int64_t>& shape = graph_.tensor(output).shape;
+  if (graph_outputs_.count(output) || shape.size() != 4) return std::nullopt;
+  for (const std::string& in : inputs) {
+    auto p = packed_.find(in);
+    if (p == packed_.end()) continue;
+    const bool fits = concat ? is_packable_concat(graph_, *concat, p->second.block)
+                             : graph_.tensor(in).shape == shape && shape[1] % p->second.block == 0;
+    if (fits && !packed_reads({in}, p->second).empty()) return p->second;
+  }
+  return std::nullopt;
+}
+
+std::set<std::string> ModelEmitter::packed_reads(const std::vector<std::string>& inputs,
+                                                 const Packed& layout) const {
+  std::set<std::string> reads;
+  for (const std::string& in : inputs) {
+    auto p = packed_.find(in);
+    if (p == packed_.end() || p->second.block != layout.block) continue;
+    // A ragged conv's padded channels would shift every block after them.
+    const std::vector<int64_t>& buffer = kg_.values[p->second.value].shape;
+    if (buffer.size() == 5 && buffer[1] * buffer[4] == graph_.tensor(in).shape[1]) reads.insert(in);
+  }
+  return reads;
+}
+
+Status ModelEmitter::emit_packed_concat(const Node& node) {
+  const std::optional<Packed> layout = packed_layout(node.outputs[0], node.inputs, &node);
+  const std::set<std::string> packed = packed_reads(node.inputs, *layout);
+  KILN_ASSIGN_OR_RETURN(ir::Program program,
+                        lower_packed_concat(graph_, node, layout->block, packed, target_info_));
+  std::vector<int> values;
+  for (const std::string& in : node.inputs) {
+    if (packed.count(in)) {
+      values.push_back(packed_.at(in).value);
+      continue;
+    }
+    // An NCHW input is packed as it is copied.
+    ++layout_transforms_;
+    KILN_ASSIGN_OR_RETURN(int v, value_of(in));
+    values.push_back(v);
+  }
+  values.push_back(produced_packed(node.outputs[0], program.buffers.back()->shape, layout->origin));
+  add_kernel(std::move(program), std::move(values),
+             node.describe() + " (NCHW" + std::to_string(layout->block) + "c)");
+  mark_done(node);
+  return Status::Ok();
+}
+
 Status ModelEmitter::emit_node(size_t index) {
   const Node& node = graph_.nodes[index];
   if (is_view_op(node.op_type)) return emit_view(node);
+  if (node.op_type == "Concat" && packed_layout(node.outputs[0], node.inputs, &node)) {
+    return emit_packed_concat(node);
+  }
   // A pool of a conv's packed output stays packed (MaxPool) or reads it as it is (global).
   if (packed_.count(node.inputs[0]) && has_packed_pool(graph_, node) &&
       !(node.op_type == "MaxPool" && graph_outputs_.count(node.outputs[0]))) {
