@@ -186,6 +186,8 @@ class ModelEmitter {
   Status emit_node(size_t index);
   class NodeBinder;
   Status emit_view(const Node& node);
+  // A node whose output equals its input: the same value, packed or not.
+  Status emit_identity(const Node& node);
   Status emit_tunable(size_t index, const ops::Workload& workload);
   Status emit_elementwise(size_t index);
   Status emit_lowered(const Node& node);
@@ -697,6 +699,14 @@ Status ModelEmitter::emit_view(const Node& node) {
   return Status::Ok();
 }
 
+Status ModelEmitter::emit_identity(const Node& node) {
+  auto packed = packed_.find(node.inputs[0]);
+  if (packed == packed_.end() || graph_outputs_.count(node.outputs[0])) return emit_view(node);
+  packed_[node.outputs[0]] = packed->second;
+  mark_done(node);
+  return Status::Ok();
+}
+
 Status ModelEmitter::emit_elementwise(size_t index) {
   const Node& node = graph_.nodes[index];
   fused_[index] = true;
@@ -776,7 +786,7 @@ Status ModelEmitter::emit_packed_pool(const Node& node) {
   KILN_ASSIGN_OR_RETURN(ir::Program program,
                         lower_packed_pool(graph_, node, kg_.values[in.value].shape));
   const std::string& out = node.outputs[0];
-  int out_value = node.op_type == "MaxPool"
+  int out_value = packed_pool_output(node)
                       ? produced_packed(out, program.buffers[1]->shape, in.origin)
                       : produced_value(out);
   add_kernel(std::move(program), {in.value, out_value},
@@ -841,11 +851,13 @@ Status ModelEmitter::emit_node(size_t index) {
   if (node.op_type == "Concat" && packed_layout(node.outputs[0], node.inputs, &node)) {
     return emit_packed_concat(node);
   }
-  // A pool of a conv's packed output stays packed (MaxPool) or reads it as it is (global).
+  // A pool of a conv's packed output stays packed (window pools) or reads it as it is (global).
   if (packed_.count(node.inputs[0]) && has_packed_pool(graph_, node) &&
-      !(node.op_type == "MaxPool" && graph_outputs_.count(node.outputs[0]))) {
+      !(packed_pool_output(node) && graph_outputs_.count(node.outputs[0]))) {
     return emit_packed_pool(node);
   }
+  // A Pad of zeros (DenseNet's transitions export one before each AveragePool) is its input.
+  if (is_identity_pad(graph_, node)) return emit_identity(node);
   Result<std::optional<ops::Workload>> workload = frontend::workload_of(graph_, node);
   if (!workload.ok()) return UnimplementedError(workload.status().message());
   if (*workload) return emit_tunable(index, **workload);

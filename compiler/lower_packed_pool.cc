@@ -17,8 +17,25 @@ Stmt lanes(const Expr& v, int64_t b, Stmt body) {
   return ir::For(v, b, LoopKind::kVectorized, body);
 }
 
-Result<ir::Program> packed_max_pool(const frontend::Graph& graph, const frontend::Node& node,
-                                    const std::vector<int64_t>& in_shape) {
+// The reciprocal of the window count of output `o` along `a` (AveragePool), as an expression of
+// `o`: 1 / kernel, except at the borders, where a window holds fewer taps of the input (or of
+// input and pads, with count_include_pad).
+Expr axis_scale(const Axis& a, bool include_pad, const Expr& o) {
+  const int64_t lo = include_pad ? -a.pad_begin : 0, hi = include_pad ? a.in + a.pad_end : a.in;
+  Expr scale = ir::f32(1.0 / static_cast<double>(a.kernel));
+  for (int64_t i = a.out; i-- > 0;) {
+    const int64_t n = a.taps_within(i, lo, hi);
+    if (n != a.kernel)
+      scale = ir::select(o == Expr(i), ir::f32(1.0 / static_cast<double>(n)), scale);
+  }
+  return scale;
+}
+
+// MaxPool, or AveragePool (the sum of the taps inside the input over the window's count).
+Result<ir::Program> packed_window_pool(const frontend::Graph& graph, const frontend::Node& node,
+                                       const std::vector<int64_t>& in_shape) {
+  const bool is_max = node.op_type == "MaxPool";
+  const bool include_pad = !is_max && node.attr_int("count_include_pad", 0) != 0;
   const std::vector<int64_t>& out_nchw = graph.tensor(node.outputs[0]).shape;
   KILN_ASSIGN_OR_RETURN(Axis ah, make_axis(node, 0, 2, in_shape[2], out_nchw[2]));
   KILN_ASSIGN_OR_RETURN(Axis aw, make_axis(node, 1, 2, in_shape[3], out_nchw[3]));
@@ -29,22 +46,29 @@ Result<ir::Program> packed_max_pool(const frontend::Graph& graph, const frontend
   Expr f = ir::var("n_cc_oh"), ow = ir::var("ow"), kh = ir::var("kh"), kw = ir::var("kw"),
        v = ir::var("v");
   Expr ni = f / Expr(cc * ah.out), ci = f / Expr(ah.out) % Expr(cc), oh = f % Expr(ah.out);
-  Expr h = oh * Expr(ah.stride) - Expr(ah.pad_begin) + kh;
-  Expr w = ow * Expr(aw.stride) - Expr(aw.pad_begin) + kw;
+  Expr h = oh * Expr(ah.stride) - Expr(ah.pad_begin) + kh * Expr(ah.dilation);
+  Expr w = ow * Expr(aw.stride) - Expr(aw.pad_begin) + kw * Expr(aw.dilation);
   Expr inside = h >= Expr(0) && h < Expr(ah.in) && w >= Expr(0) && w < Expr(aw.in);
-  Stmt init = lanes(v, b, ir::Store(acc, {v}, ir::f32(-std::numeric_limits<float>::infinity())));
-  Stmt tap = ir::If(
-      inside, lanes(v, b, ir::Store(acc, {v}, ir::max(acc.load({v}), in.load({ni, ci, h, w, v})))));
-  Stmt taps = ir::LoopNest({{kh, ah.kernel}, {kw, aw.kernel}}, tap);
-  Stmt store = lanes(v, b, ir::Store(out, {ni, ci, oh, ow, v}, acc.load({v})));
+  const Expr identity = is_max ? ir::f32(-std::numeric_limits<float>::infinity()) : ir::f32(0);
+  Stmt init = lanes(v, b, ir::Store(acc, {v}, identity));
+  Expr tap = in.load({ni, ci, h, w, v});
+  Stmt add = ir::If(
+      inside,
+      lanes(v, b, ir::Store(acc, {v}, is_max ? ir::max(acc.load({v}), tap) : acc.load({v}) + tap)));
+  Stmt taps = ir::LoopNest({{kh, ah.kernel}, {kw, aw.kernel}}, add);
+  Expr result = acc.load({v});
+  if (!is_max)
+    result = result * (axis_scale(ah, include_pad, oh) * axis_scale(aw, include_pad, ow));
+  Stmt store = lanes(v, b, ir::Store(out, {ni, ci, oh, ow, v}, result));
   Stmt body =
       ir::For(ow, aw.out, LoopKind::kSerial, ir::Allocate(acc, ir::Seq({init, taps, store})));
+  const std::string name = is_max ? "maxpool_packed" : "averagepool_packed";
   ir::Program program;
-  program.name = "maxpool_packed";
+  program.name = name;
   program.buffers = {in, out};
   program.num_inputs = 1;
   program.num_outputs = 1;
-  program.stages = {{"maxpool_packed", ir::For(f, n * cc * ah.out, LoopKind::kParallel, body)}};
+  program.stages = {{name, ir::For(f, n * cc * ah.out, LoopKind::kParallel, body)}};
   return program;
 }
 
@@ -74,10 +98,14 @@ ir::Program packed_global_average_pool(const std::vector<int64_t>& in_shape) {
 
 }  // namespace
 
+bool packed_pool_output(const frontend::Node& node) {
+  return node.op_type == "MaxPool" || node.op_type == "AveragePool";
+}
+
 bool has_packed_pool(const frontend::Graph& graph, const frontend::Node& node) {
   if (graph.tensor(node.inputs[0]).shape.size() != 4) return false;
   if (node.op_type == "GlobalAveragePool") return true;
-  if (node.op_type != "MaxPool") return false;
+  if (node.op_type != "MaxPool" && node.op_type != "AveragePool") return false;
   bool one_output = node.outputs.size() == 1 || node.outputs[1].empty();
   std::vector<int64_t> dilations = node.attr_ints("dilations", {1, 1});
   return one_output && node.attr_int("storage_order", 0) == 0 &&
@@ -87,7 +115,7 @@ bool has_packed_pool(const frontend::Graph& graph, const frontend::Node& node) {
 Result<ir::Program> lower_packed_pool(const frontend::Graph& graph, const frontend::Node& node,
                                       const std::vector<int64_t>& packed_in_shape) {
   if (node.op_type == "GlobalAveragePool") return packed_global_average_pool(packed_in_shape);
-  return packed_max_pool(graph, node, packed_in_shape);
+  return packed_window_pool(graph, node, packed_in_shape);
 }
 
 }  // namespace kiln::compiler

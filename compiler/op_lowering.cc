@@ -1,6 +1,7 @@
 // lower_node's dispatch: each operator family lives in its own file (lowerings.h).
 #include "compiler/op_lowering.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -48,6 +49,21 @@ bool is_view_op(const std::string& op_type) {
   static const std::set<std::string> kViews = {"Reshape",   "Flatten",  "Squeeze",
                                                "Unsqueeze", "Identity", "Dropout"};
   return kViews.count(op_type) > 0;
+}
+
+bool is_identity_pad(const frontend::Graph& graph, const frontend::Node& node) {
+  if (node.op_type != "Pad" || node.inputs.empty() || node.inputs[0].empty() ||
+      node.outputs.empty() || node.outputs[0].empty()) {
+    return false;
+  }
+  std::vector<int64_t> pads = node.attr_ints("pads", {});
+  if (node.inputs.size() > 1 && !node.inputs[1].empty()) {
+    const std::string& name = node.inputs[1];
+    if (!graph.is_constant(name)) return false;
+    pads = graph.tensor(name).i64;
+  }
+  return !pads.empty() && std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; }) &&
+         graph.tensor(node.outputs[0]).shape == graph.tensor(node.inputs[0]).shape;
 }
 
 Result<ir::Program> lower_node(const frontend::Graph& graph, const frontend::Node& node,

@@ -25,6 +25,9 @@ namespace kiln::compiler {
 // Unsqueeze, Identity, Dropout (inference). They get no kernel: the executor aliases.
 bool is_view_op(const std::string& op_type);
 
+// A Pad whose pads are all (constant) zeros: its output is its input, so it gets no kernel either.
+bool is_identity_pad(const frontend::Graph& graph, const frontend::Node& node);
+
 // The kernel of a non-tunable, non-view node: MaxPool, AveragePool, GlobalAveragePool,
 // ReduceMean, ReduceSum, Softmax, LayerNormalization, Transpose, Concat, Split, Slice, Pad,
 // Gather, BatchNormalization (not folded into a conv), and any elementwise op on its own.

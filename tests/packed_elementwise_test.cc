@@ -1,7 +1,9 @@
-// Elementwise groups and channel Concats between convs computed in the convs' NCHW[b]c layout
-// (compiler/lower_packed_elementwise.h): a DenseNet-style Concat -> BatchNorm -> Relu and a
-// squeeze-excitation Mul by channel scales, compiled for the host and for AVX2, match a direct
-// double-precision computation, and keep the layout where the channel counts allow it.
+// What sits between convs computed in the convs' NCHW[b]c layout: elementwise groups and channel
+// Concats (compiler/lower_packed_elementwise.h), and AveragePool behind a Pad of zeros
+// (compiler/lower_packed_pool.h). A DenseNet-style Concat -> BatchNorm -> Relu, a
+// squeeze-excitation Mul by channel scales and a transition's pool, compiled for the host and for
+// AVX2, match a direct double-precision computation, and keep the layout where the channel
+// counts allow it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,6 +34,24 @@ Tensor conv1x1(const Tensor& x, const Dims& d, const std::vector<float>& weight,
       for (int64_t i = 0; i < d.h * d.w; ++i)
         y[o * d.h * d.w + i] += x[ci * d.h * d.w + i] * weight[o * d.c + ci];
   return y;
+}
+
+// Runs the model on `threads` threads with input x and expects its output within 1e-5 of `ref`,
+// relative to ref's largest magnitude.
+void expect_output(const ModelArtifact& artifact, int threads, const std::vector<float>& x,
+                   const Tensor& ref) {
+  auto exec = GraphExecutor::create(artifact, threads, "packed_between_convs");
+  ASSERT_TRUE(exec.ok()) << exec.status().message();
+  ASSERT_TRUE((*exec)->set_input("x", x).ok());
+  (*exec)->run();
+  std::span<const float> y = (*exec)->get_output(0);
+  ASSERT_EQ(y.size(), ref.size());
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    err = std::max(err, std::abs(y[i] - ref[i]));
+    scale = std::max(scale, std::abs(ref[i]));
+  }
+  EXPECT_LT(err / scale, 1e-5) << threads << " thread(s)";
 }
 
 // The graph: c1 = Conv(x), c2 = Conv(x), cat = Concat(c1, c2, x), r = Relu(BatchNorm(cat)),
@@ -118,24 +138,90 @@ class PackedBetweenConvs : public ::testing::TestWithParam<std::string> {
     }
     Tensor ref = conv1x1(a, {cat_c, cs.h, cs.w}, w3, cs.k_out);
 
-    for (int threads : {1, 2}) {
-      auto exec = GraphExecutor::create(*artifact, threads, "packed_between_convs");
-      ASSERT_TRUE(exec.ok()) << exec.status().message();
-      ASSERT_TRUE((*exec)->set_input("x", x).ok());
-      (*exec)->run();
-      std::span<const float> y = (*exec)->get_output(0);
-      ASSERT_EQ(y.size(), ref.size());
-      double err = 0, scale_ref = 0;
-      for (size_t i = 0; i < ref.size(); ++i) {
-        err = std::max(err, std::abs(y[i] - ref[i]));
-        scale_ref = std::max(scale_ref, std::abs(ref[i]));
-      }
-      EXPECT_LT(err / scale_ref, 1e-5) << threads << " thread(s)";
-    }
+    for (int threads : {1, 2}) expect_output(*artifact, threads, x, ref);
   }
 };
 
+// An AveragePool between two 1x1 convs, behind a Pad of zeros as PyTorch exports DenseNet's
+// transitions: the pad is no kernel and the pool reads and writes the packed layout.
+struct PoolCase {
+  int64_t kernel = 2, stride = 2, pad = 0;
+  bool include_pad = false;
+};
+
+void expect_pool_between_convs(const std::string& target_text, const PoolCase& pc) {
+  Result<Target> target = builder::parse_target(target_text);
+  ASSERT_TRUE(target.ok()) << target.status().message();
+  if (!builder::runs_on_host(*target).ok()) GTEST_SKIP() << target_text << " does not run here";
+  const int64_t c = 64, k = 64, k_out = 32, h = 9, w = 11;
+  const int64_t ph = (h + 2 * pc.pad - pc.kernel) / pc.stride + 1;
+  const int64_t pw = (w + 2 * pc.pad - pc.kernel) / pc.stride + 1;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto random = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = u(rng);
+    return v;
+  };
+  std::vector<float> x = random(c * h * w), w1 = random(k * c), w2 = random(k_out * k);
+  testing::OnnxModel m;
+  m.input("x", {1, c, h, w});
+  m.floats("W1", {k, c, 1, 1}, w1);
+  m.floats("W2", {k_out, k, 1, 1}, w2);
+  m.ints("zeros", {8}, std::vector<int64_t>(8, 0));
+  m.node("Conv", {"x", "W1"}, {"c1"});
+  m.node("Pad", {"c1", "zeros"}, {"padded"});
+  onnx::NodeProto* pool = m.node("AveragePool", {"padded"}, {"p"});
+  testing::OnnxModel::attr(pool, "kernel_shape", std::vector<int64_t>{pc.kernel, pc.kernel});
+  testing::OnnxModel::attr(pool, "strides", std::vector<int64_t>{pc.stride, pc.stride});
+  testing::OnnxModel::attr(pool, "pads", std::vector<int64_t>(4, pc.pad));
+  testing::OnnxModel::attr(pool, "count_include_pad", int64_t{pc.include_pad ? 1 : 0});
+  m.node("Conv", {"p", "W2"}, {"y"});
+  m.output("y");
+  Result<frontend::Graph> graph = frontend::import_onnx(m.write("packed_average_pool"));
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  compiler::CompileOptions options;
+  options.target = target_text;
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, options, nullptr);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  for (const ModelStep& step : artifact->steps) {
+    EXPECT_EQ(step.label.find("Pad"), std::string::npos) << step.label;
+    if (step.label.find("AveragePool") != std::string::npos) {
+      EXPECT_NE(step.label.find("(NCHW"), std::string::npos) << step.label;
+    }
+  }
+
+  Tensor c1 = conv1x1(Tensor(x.begin(), x.end()), {c, h, w}, w1, k);
+  Tensor p(k * ph * pw, 0.0);
+  for (int64_t ch = 0; ch < k; ++ch)
+    for (int64_t i = 0; i < ph; ++i)
+      for (int64_t j = 0; j < pw; ++j) {
+        double sum = 0;
+        int64_t count = 0;
+        for (int64_t a = 0; a < pc.kernel; ++a)
+          for (int64_t b = 0; b < pc.kernel; ++b) {
+            int64_t hi = i * pc.stride - pc.pad + a, wj = j * pc.stride - pc.pad + b;
+            bool inside = hi >= 0 && hi < h && wj >= 0 && wj < w;
+            if (inside) sum += c1[(ch * h + hi) * w + wj];
+            count += inside || pc.include_pad;
+          }
+        p[(ch * ph + i) * pw + j] = sum / static_cast<double>(count);
+      }
+  Tensor ref = conv1x1(p, {k, ph, pw}, w2, k_out);
+  expect_output(*artifact, 2, x, ref);
+}
+
 TEST_P(PackedBetweenConvs, ChannelsInWholeBlocksStayPacked) { run(Case{}, true); }
+
+TEST_P(PackedBetweenConvs, AnAveragePoolBehindAZeroPadStaysPacked) {
+  expect_pool_between_convs(GetParam(), PoolCase{});
+}
+
+// Border windows hold fewer taps: each output divides by its own count, with and without the pads.
+TEST_P(PackedBetweenConvs, AnAveragePoolCountsItsBorderWindows) {
+  expect_pool_between_convs(GetParam(), PoolCase{3, 1, 1, false});
+  expect_pool_between_convs(GetParam(), PoolCase{3, 2, 1, true});
+}
 
 // 40 input channels: a block of 16 or 32 does not divide them, so the Concat (and what reads it)
 // computes in NCHW, or packed where the target's blocks are 8; either way the output is exact.
