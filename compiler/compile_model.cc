@@ -203,8 +203,13 @@ class ModelEmitter {
   std::set<std::string> packed_reads(const std::vector<std::string>& inputs,
                                      const Packed& layout) const;
   Status emit_output_copies();
+  // The elementwise nodes that fuse after the node computing `anchor` (of `shape`), in graph
+  // order, marked fused: the longest group whose only tensor read elsewhere is its last node's
+  // output (ElementwiseGroup); empty where the anchor is read by anything else.
   std::vector<const Node*> absorb_chain(const std::string& anchor,
                                         const std::vector<int64_t>& shape);
+  // How many nodes after the anchor's first reader absorb_chain looks at.
+  static constexpr size_t kGroupScan = 64;
   Result<int> operand(const std::string& tensor, const std::vector<int64_t>& batch, bool transpose,
                       const std::string& label);
   // `config_source`: a tuned operator's kernel, where its config came from (ModelStep).
@@ -349,29 +354,59 @@ void ModelEmitter::mark_done(const Node& node) {
 
 std::vector<const Node*> ModelEmitter::absorb_chain(const std::string& anchor,
                                                     const std::vector<int64_t>& shape) {
-  std::vector<const Node*> chain;
-  std::string current = anchor;
-  while (!graph_outputs_.count(current)) {
-    auto it = consumers_.find(current);
-    if (it == consumers_.end() || it->second.size() != 1) break;
-    size_t index = it->second[0];
-    const Node& next = graph_.nodes[index];
-    if (fused_[index] || !is_elementwise(next) || next.outputs.empty() ||
-        graph_.tensor(next.outputs[0]).shape != shape) {
-      break;
+  // Candidates, in graph (topological) order: elementwise nodes of the anchor's shape that read
+  // the anchor or an earlier candidate, and nothing else but constants and tensors computed
+  // before this kernel runs. A diamond (SiLU's x * Sigmoid(x), GELU's x * (Erf(x / sqrt 2) + 1))
+  // is one group, where a chain would stop at the tensor read twice.
+  auto consumers = consumers_.find(anchor);
+  if (consumers == consumers_.end()) return {};
+  const size_t first = *std::min_element(consumers->second.begin(), consumers->second.end());
+  std::set<std::string> produced = {anchor};
+  std::vector<size_t> candidates;
+  for (size_t i = first; i < graph_.nodes.size() && i < first + kGroupScan; ++i) {
+    const Node& n = graph_.nodes[i];
+    if (fused_[i] || !is_elementwise(n) || n.outputs.empty() || n.outputs[0].empty() ||
+        graph_.tensor(n.outputs[0]).shape != shape) {
+      continue;
     }
-    bool inputs_ready = true;
-    for (const std::string& in : next.inputs) {
-      if (in.empty() || in == current) continue;
-      if (!graph_.is_constant(in) && !done_.count(in)) inputs_ready = false;
+    bool reads_group = false, ready = true;
+    for (const std::string& in : n.inputs) {
+      if (in.empty()) continue;
+      if (produced.count(in)) {
+        reads_group = true;
+      } else if (!graph_.is_constant(in) && !done_.count(in)) {
+        ready = false;
+      }
     }
-    if (!inputs_ready) break;
-    chain.push_back(&next);
-    fused_[index] = true;
-    ++fused_nodes_;
-    current = next.outputs[0];
+    if (!reads_group || !ready) continue;
+    candidates.push_back(i);
+    produced.insert(n.outputs[0]);
   }
-  return chain;
+  // The longest prefix of the candidates that leaves one tensor live: every other tensor it
+  // computes (the anchor included) is read by the prefix alone and is no graph output.
+  std::set<size_t> members;
+  size_t longest = 0;
+  for (size_t len = 1; len <= candidates.size(); ++len) {
+    members.insert(candidates[len - 1]);
+    bool closed = true;
+    for (size_t k = 0; k < len && closed; ++k) {
+      const std::string& t = k == 0 ? anchor : graph_.nodes[candidates[k - 1]].outputs[0];
+      if (graph_outputs_.count(t)) closed = false;
+      auto readers = consumers_.find(t);
+      if (readers == consumers_.end()) continue;
+      for (size_t r : readers->second) {
+        if (!members.count(r)) closed = false;
+      }
+    }
+    if (closed) longest = len;
+  }
+  std::vector<const Node*> group;
+  for (size_t k = 0; k < longest; ++k) {
+    group.push_back(&graph_.nodes[candidates[k]]);
+    fused_[candidates[k]] = true;
+    ++fused_nodes_;
+  }
+  return group;
 }
 
 Result<const store::UsableRecords*> ModelEmitter::usable(const ops::Template& tmpl,
