@@ -23,7 +23,8 @@ double edge_cost(const std::vector<PlanNode>& nodes, const PlanEdge& e, const Tr
   int64_t to = read_block(e, nodes[e.consumer].candidates[cc]);
   if (from == to) return 0;
   // A mismatched epilogue read goes through an NCHW copy of the producer's output.
-  return cost(e.shape, from, e.use == EdgeUse::kData ? to : 0);
+  if (e.use == EdgeUse::kEpilogue) return cost(e.shape, from, 0, true);
+  return cost(e.shape, from, to, e.in_place);
 }
 
 bool blocks_differ(const std::vector<PlanNode>& nodes, const PlanEdge& e,

@@ -59,12 +59,17 @@ struct PlanEdge {
   int consumer = 0;
   EdgeUse use = EdgeUse::kData;
   std::vector<int64_t> shape;  // the NCHW shape of the tensor that travels
+  // The consumer reads data in its own block in place (a conv without padding: no packing stage
+  // of its own), so a conversion on this kData edge is a whole copy, not the extra a packing the
+  // consumer runs anyway takes over a plain copy.
+  bool in_place = false;
 };
 
 // Seconds to convert an NCHW-shaped tensor from NCHW[from]c to NCHW[to]c (0: plain NCHW); only
-// asked for from != to.
+// asked for from != to. `whole`: the conversion is a copy of its own (PlanEdge::in_place), else
+// only what it adds to the consumer's own packing counts.
 using TransformCost =
-    std::function<double(const std::vector<int64_t>& shape, int64_t from, int64_t to)>;
+    std::function<double(const std::vector<int64_t>& shape, int64_t from, int64_t to, bool whole)>;
 
 struct LayoutPlan {
   std::vector<int> choice;  // per node, an index into its candidates

@@ -6,6 +6,7 @@
 #include "builder/target.h"
 #include "compiler/layout_candidates.h"
 #include "compiler/transform_costs.h"
+#include "ops/conv_common.h"
 
 namespace kiln::compiler {
 
@@ -31,8 +32,11 @@ Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
   }
   std::vector<PlanEdge> edges;
   for (const auto& [key, shape] : structure.uses) {
-    edges.push_back({plan_index.at(std::get<0>(key)), plan_index.at(std::get<1>(key)),
-                     std::get<2>(key), shape});
+    const int consumer = plan_index.at(std::get<1>(key));
+    // A conv that pads packs its data whatever its block; one that does not reads it in place.
+    const ops::conv::Geometry g = ops::conv::geometry(candidates[consumer].front().workload);
+    const bool in_place = g.pad_h == 0 && g.pad_w == 0;
+    edges.push_back({plan_index.at(std::get<0>(key)), consumer, std::get<2>(key), shape, in_place});
   }
 
   // Transform costs: measured on this machine when there is a choice to make.
@@ -56,9 +60,10 @@ Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
   }
   KILN_ASSIGN_OR_RETURN(
       LayoutPlan plan,
-      plan_layouts(nodes, edges, [&](const std::vector<int64_t>& shape, int64_t from, int64_t to) {
-        return costs.seconds(shape, from, to);
-      }));
+      plan_layouts(nodes, edges,
+                   [&](const std::vector<int64_t>& shape, int64_t from, int64_t to, bool whole) {
+                     return costs.seconds(shape, from, to, whole);
+                   }));
   ConvPlan out;
   int unmeasured = 0;
   for (size_t i = 0; i < structure.convs.size(); ++i) {

@@ -96,6 +96,7 @@ Result<TransformCosts> TransformCosts::measure(const Target& target) {
       repack.push_back(t);
     }
     double matched = repack.back();
+    size.copy = matched / n;
     for (double t : repack) size.repack_extra.push_back(std::max(0.0, t - matched) / n);
     KILN_ASSIGN_OR_RETURN(double from_nchw, time_stage(stages[i][std::size(kRuns)]));
     size.from_nchw_extra = std::max(0.0, from_nchw - matched) / n;
@@ -111,26 +112,31 @@ Result<TransformCosts> TransformCosts::measure(const Target& target) {
 TransformCosts TransformCosts::estimated() {
   TransformCosts out;
   // Seconds per element, per kRuns class, as measure() found them on the development machine
-  // (runs of 2 and 4 interpolated).
+  // (runs of 2 and 4 interpolated); the matched copy's, as the unpack's.
   out.sizes_.push_back(
-      {kChannels * kSides[0] * kSides[0], {1.1e-10, 6e-11, 3e-11, 1e-11, 0}, 2e-10, 3e-10});
-  out.sizes_.push_back(
-      {kChannels * kSides[1] * kSides[1], {2.2e-10, 1.1e-10, 5e-11, 1e-12, 0}, 2.5e-10, 2.5e-10});
+      {kChannels * kSides[0] * kSides[0], {1.1e-10, 6e-11, 3e-11, 1e-11, 0}, 2e-10, 3e-10, 3e-10});
+  out.sizes_.push_back({kChannels * kSides[1] * kSides[1],
+                        {2.2e-10, 1.1e-10, 5e-11, 1e-12, 0},
+                        2.5e-10,
+                        2.5e-10,
+                        2.5e-10});
   return out;
 }
 
-double TransformCosts::seconds(const std::vector<int64_t>& shape, int64_t from, int64_t to) const {
+double TransformCosts::seconds(const std::vector<int64_t>& shape, int64_t from, int64_t to,
+                               bool whole) const {
   if (from == to || sizes_.empty()) return 0;
   double n = static_cast<double>(elements(shape));
   auto per_element = [&](const SizeClass& s) {
     if (to == 0) return s.unpack;
-    if (from == 0) return s.from_nchw_extra;
+    const double copy = whole ? s.copy : 0.0;
+    if (from == 0) return copy + s.from_nchw_extra;
     int64_t run = std::gcd(from, to);
     size_t k = 0;
     for (size_t i = 0; i < std::size(kRuns); ++i) {
       if (kRuns[i] <= run) k = i;
     }
-    return s.repack_extra[k];
+    return copy + s.repack_extra[k];
   };
   const SizeClass& small = sizes_.front();
   const SizeClass& large = sizes_.back();

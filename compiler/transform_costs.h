@@ -2,9 +2,10 @@
 // measured with the kernels a compiled model runs, as TVM's graph tuner benchmarks its
 // layout_transform ops:
 //   NCHW[a]c -> NCHW[b]c  the conv's own data packing stage (ops/conv_common.h pack_data), which
-//                         copies in contiguous runs of gcd(a, b) channels. The conv packs its data
-//                         even when a == b (it pads), so the cost of a mismatch is what the packing
-//                         takes beyond the matched copy.
+//                         copies in contiguous runs of gcd(a, b) channels. A conv that pads packs
+//                         its data even when a == b, so there a mismatch costs what the packing
+//                         takes beyond the matched copy; a conv without padding reads matched data
+//                         in place, so there it costs the whole packing.
 //   NCHW[a]c -> NCHW      the unpack kernel (compiler/layout_programs.h unpack_program).
 //   NCHW -> NCHW[b]c      the conv's packing from NCHW, beyond the matched copy.
 // The kernels are built once per compile (one shared object) and timed on one thread for two
@@ -31,8 +32,10 @@ class TransformCosts {
   static TransformCosts estimated();
 
   // Seconds to convert an NCHW-shaped tensor from NCHW[from]c to NCHW[to]c (0: NCHW); 0 when
-  // from == to.
-  double seconds(const std::vector<int64_t>& shape, int64_t from, int64_t to) const;
+  // from == to. `whole`: the packing is a copy of its own (the consumer would read matched data
+  // in place), else only its extra over the matched copy counts. Unpacking is always whole.
+  double seconds(const std::vector<int64_t>& shape, int64_t from, int64_t to,
+                 bool whole = false) const;
 
   // Wall seconds the measurement took (building and timing).
   double measure_seconds() const { return measure_seconds_; }
@@ -43,6 +46,7 @@ class TransformCosts {
     std::vector<double> repack_extra;  // per run-length class: seconds per element over a copy
     double from_nchw_extra = 0;        // NCHW -> NCHW[b]c, over a matched copy
     double unpack = 0;                 // NCHW[b]c -> NCHW
+    double copy = 0;                   // the matched copy, NCHW[b]c -> NCHW[b]c
   };
   std::vector<SizeClass> sizes_;  // increasing elements
   double measure_seconds_ = 0;

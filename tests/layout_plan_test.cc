@@ -18,7 +18,7 @@ namespace {
 const std::vector<int64_t> kShape = {1, 32, 8, 8};
 
 TransformCost flat_cost(double seconds) {
-  return [seconds](const std::vector<int64_t>&, int64_t, int64_t) { return seconds; };
+  return [seconds](const std::vector<int64_t>&, int64_t, int64_t, bool) { return seconds; };
 }
 
 std::vector<PlanEdge> chain_edges(int n) {
@@ -119,7 +119,7 @@ TEST(LayoutPlan, ExactOnRandomChains) {
       }
     }
     // The cost depends on the blocks, as the measured one does.
-    TransformCost cost = [](const std::vector<int64_t>&, int64_t from, int64_t to) {
+    TransformCost cost = [](const std::vector<int64_t>&, int64_t from, int64_t to, bool) {
       return 0.1 * static_cast<double>(from + to) / 8;
     };
     std::vector<PlanEdge> edges = chain_edges(n);
@@ -169,7 +169,7 @@ TEST(LayoutPlan, AnEpilogueReadInAnotherBlockCostsAnNchwCopy) {
   std::vector<PlanNode> nodes = {{{{0, 16, 1.0}}}, {{{16, 8, 1.0}}}};
   std::vector<PlanEdge> edges = {{0, 1, EdgeUse::kEpilogue, kShape}};
   std::vector<int64_t> asked;
-  TransformCost cost = [&](const std::vector<int64_t>& shape, int64_t from, int64_t to) {
+  TransformCost cost = [&](const std::vector<int64_t>& shape, int64_t from, int64_t to, bool) {
     EXPECT_EQ(shape, kShape);
     asked = {from, to};
     return 0.5;
@@ -209,6 +209,31 @@ TEST(TransformCosts, MeasuredOnThisMachineWithTheGeneratedKernels) {
   }
   // Bigger tensors cost more.
   EXPECT_GT(costs->seconds(large, 16, 0), costs->seconds(small, 16, 0));
+  // Into a conv that would read matched data in place, a conversion is a whole copy.
+  for (const std::vector<int64_t>& shape : {small, large}) {
+    EXPECT_GT(costs->seconds(shape, 16, 8, true), costs->seconds(shape, 16, 8, false));
+    EXPECT_GT(costs->seconds(shape, 0, 16, true), costs->seconds(shape, 0, 16, false));
+  }
+  EXPECT_GT(TransformCosts::estimated().seconds(large, 16, 8, true),
+            TransformCosts::estimated().seconds(large, 16, 8, false));
+}
+
+// The edge's in_place flag reaches the cost: a 1x1 conv reads matched data in place, so the
+// conversion a mismatch needs is asked for whole.
+TEST(LayoutPlan, AConversionIntoAnInPlaceReaderIsAskedForWhole) {
+  std::vector<PlanNode> nodes = {{{{0, 16, 1.0}}}, {{{8, 8, 1.0}}}};
+  std::vector<bool> asked;
+  TransformCost cost = [&](const std::vector<int64_t>&, int64_t, int64_t, bool whole) {
+    asked.push_back(whole);
+    return 0.5;
+  };
+  for (bool in_place : {false, true}) {
+    asked.clear();
+    Result<LayoutPlan> plan = plan_layouts(nodes, {{0, 1, EdgeUse::kData, kShape, in_place}}, cost);
+    ASSERT_TRUE(plan.ok());
+    ASSERT_FALSE(asked.empty());
+    for (bool whole : asked) EXPECT_EQ(whole, in_place);
+  }
 }
 
 }  // namespace
