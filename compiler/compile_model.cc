@@ -165,12 +165,22 @@ class ModelEmitter {
 
  private:
   using Choice = TunableChoice;
+  // A conv node whose config set a packed tensor's block, with the NCHW shape of its share of the
+  // tensor (empty: all of it).
+  using Origin = std::pair<size_t, std::vector<int64_t>>;
   struct Packed {
     int value = -1;
     int64_t block = 0;
-    size_t origin = 0;  // the conv node whose config set the block
+    // One conv for its output and what pools and elementwise groups compute from it; every
+    // producer of a Concat's inputs (or of a group's packed inputs): the planner is told that
+    // the consumer reads each of them.
+    std::vector<Origin> origins;
   };
-  void record_use(size_t producer, size_t consumer, EdgeUse use, const std::string& tensor);
+  // Records that conv `consumer` reads `packed` (the tensor named `tensor`) as `use`, for the
+  // planner: one edge per origin.
+  void record_use(const Packed& packed, size_t consumer, EdgeUse use, const std::string& tensor);
+  // The origins of those of `inputs` held packed, each share's shape given (a Concat's inputs).
+  std::vector<Origin> origins_of(const std::vector<std::string>& inputs) const;
   // --- Values.
   Result<int> value_of(const std::string& tensor);
   Result<int> extra_input_value(const EpilogueInputs::Input& input);
@@ -179,7 +189,7 @@ class ModelEmitter {
                    std::vector<float> data);
   int produced_value(const std::string& tensor);
   int produced_packed(const std::string& tensor, const std::vector<int64_t>& packed_shape,
-                      size_t origin);
+                      std::vector<Origin> origins);
   int root(int value) const;
 
   // --- Partitioning and lowering.
@@ -318,10 +328,11 @@ Result<int> ModelEmitter::value_of(const std::string& tensor) {
 }
 
 int ModelEmitter::produced_packed(const std::string& tensor,
-                                  const std::vector<int64_t>& packed_shape, size_t origin) {
+                                  const std::vector<int64_t>& packed_shape,
+                                  std::vector<Origin> origins) {
   int id = add_value(tensor + " (NCHW" + std::to_string(packed_shape.back()) + "c)", packed_shape,
                      ModelValueKind::kIntermediate);
-  packed_[tensor] = {id, packed_shape.back(), origin};
+  packed_[tensor] = {id, packed_shape.back(), std::move(origins)};
   return id;
 }
 
@@ -580,7 +591,7 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
     auto packed_input = packed_.find(node.inputs[0]);
     if (packed_input != packed_.end()) {
       layout.data_block = packed_input->second.block;
-      record_use(packed_input->second.origin, index, EdgeUse::kData, node.inputs[0]);
+      record_use(packed_input->second, index, EdgeUse::kData, node.inputs[0]);
     }
     chain = absorb_chain(anchor, anchor_shape);
     std::string result = chain.empty() ? anchor : chain.back()->outputs[0];
@@ -638,7 +649,7 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
       auto p = packed_.find(name);
       // A packed tensor of the output's shape and block is read where the output is written.
       if (out_block > 0 && p != packed_.end() && graph_.tensor(name).shape == anchor_shape) {
-        record_use(p->second.origin, index, EdgeUse::kEpilogue, name);
+        record_use(p->second, index, EdgeUse::kEpilogue, name);
         if (p->second.block == out_block) {
           return extras.load_packed(name, stored, kg_.values[p->second.value].shape);
         }
@@ -664,7 +675,7 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
   };
 
   if (!pre && chain.empty()) {
-    args.push_back(out_block > 0 ? produced_packed(anchor, out_buffer->shape, index)
+    args.push_back(out_block > 0 ? produced_packed(anchor, out_buffer->shape, {{index, {}}})
                                  : produced_value(anchor));
   } else {
     Result<ir::Program> fused = fuse_epilogue(program, out_buffer, epilogue);
@@ -678,7 +689,7 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
         KILN_ASSIGN_OR_RETURN(int v, extra_input_value(in));
         args.push_back(v);
       }
-      args.push_back(out_block > 0 ? produced_packed(result, out_buffer->shape, index)
+      args.push_back(out_block > 0 ? produced_packed(result, out_buffer->shape, {{index, {}}})
                                    : produced_value(result));
       label += chain.empty() ? "" : " + " + std::to_string(chain.size()) + " fused";
     } else {
@@ -774,7 +785,11 @@ Status ModelEmitter::emit_elementwise(size_t index) {
     KILN_ASSIGN_OR_RETURN(int v, value_of(t));
     values.push_back(v);
   }
-  values.push_back(layout ? produced_packed(group.output(), packed_shape, layout->origin)
+  std::vector<std::string> same_shape;  // the inputs the output's block is read for
+  for (const std::string& t : inputs) {
+    if (graph_.tensor(t).shape == graph_.tensor(group.output()).shape) same_shape.push_back(t);
+  }
+  values.push_back(layout ? produced_packed(group.output(), packed_shape, origins_of(same_shape))
                           : produced_value(group.output()));
   for (size_t i = values.size(); i < program.buffers.size(); ++i) {
     values.push_back(add_value(node.describe() + "/" + program.buffers[i]->name,
@@ -822,7 +837,7 @@ Status ModelEmitter::emit_packed_pool(const Node& node) {
                         lower_packed_pool(graph_, node, kg_.values[in.value].shape));
   const std::string& out = node.outputs[0];
   int out_value = packed_pool_output(node)
-                      ? produced_packed(out, program.buffers[1]->shape, in.origin)
+                      ? produced_packed(out, program.buffers[1]->shape, in.origins)
                       : produced_value(out);
   add_kernel(std::move(program), {in.value, out_value},
              node.describe() + " (NCHW" + std::to_string(in.block) + "c)");
@@ -873,7 +888,8 @@ Status ModelEmitter::emit_packed_concat(const Node& node) {
     KILN_ASSIGN_OR_RETURN(int v, value_of(in));
     values.push_back(v);
   }
-  values.push_back(produced_packed(node.outputs[0], program.buffers.back()->shape, layout->origin));
+  values.push_back(
+      produced_packed(node.outputs[0], program.buffers.back()->shape, origins_of(node.inputs)));
   add_kernel(std::move(program), std::move(values),
              node.describe() + " (NCHW" + std::to_string(layout->block) + "c)");
   mark_done(node);
@@ -930,9 +946,25 @@ Status ModelEmitter::emit_output_copies() {
   return Status::Ok();
 }
 
-void ModelEmitter::record_use(size_t producer, size_t consumer, EdgeUse use,
+void ModelEmitter::record_use(const Packed& packed, size_t consumer, EdgeUse use,
                               const std::string& tensor) {
-  structure_.uses.emplace(std::make_tuple(producer, consumer, use), graph_.tensor(tensor).shape);
+  for (const auto& [producer, shape] : packed.origins) {
+    structure_.uses.emplace(std::make_tuple(producer, consumer, use),
+                            shape.empty() ? graph_.tensor(tensor).shape : shape);
+  }
+}
+
+std::vector<ModelEmitter::Origin> ModelEmitter::origins_of(
+    const std::vector<std::string>& inputs) const {
+  std::vector<Origin> origins;
+  for (const std::string& in : inputs) {
+    auto p = packed_.find(in);
+    if (p == packed_.end()) continue;
+    for (const auto& [conv, shape] : p->second.origins) {
+      origins.push_back({conv, shape.empty() ? graph_.tensor(in).shape : shape});
+    }
+  }
+  return origins;
 }
 
 Status ModelEmitter::emit_graph() {

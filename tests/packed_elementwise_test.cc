@@ -5,9 +5,11 @@
 // AVX2, match a direct double-precision computation, and keep the layout where the channel
 // counts allow it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,13 +17,23 @@
 #include "builder/target.h"
 #include "compiler/compile_model.h"
 #include "frontend/onnx_import.h"
+#include "ops/registry.h"
 #include "runtime/graph_executor.h"
+#include "store/open_store.h"
 #include "tests/onnx_models.h"
 
 namespace kiln {
 namespace {
 
 using Tensor = std::vector<double>;  // NCHW with N = 1
+
+// n floats drawn uniformly from [lo, hi).
+std::vector<float> random_floats(std::mt19937& rng, size_t n, float lo = -1, float hi = 1) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
 
 struct Dims {
   int64_t c, h, w;
@@ -69,11 +81,8 @@ class PackedBetweenConvs : public ::testing::TestWithParam<std::string> {
     if (!builder::runs_on_host(*target).ok()) GTEST_SKIP() << GetParam() << " does not run here";
     const int64_t cat_c = 2 * cs.k + cs.c, hw = cs.h * cs.w;
     std::mt19937 rng(7);
-    std::uniform_real_distribution<float> u(-1, 1);
     auto random = [&](size_t n, float lo = -1, float hi = 1) {
-      std::vector<float> v(n);
-      for (float& x : v) x = lo + (hi - lo) * (u(rng) + 1) / 2;
-      return v;
+      return random_floats(rng, n, lo, hi);
     };
     std::vector<float> x = random(cs.c * hw), w1 = random(cs.k * cs.c), w2 = random(cs.k * cs.c),
                        w3 = random(cs.k_out * cat_c);
@@ -157,12 +166,7 @@ void expect_pool_between_convs(const std::string& target_text, const PoolCase& p
   const int64_t ph = (h + 2 * pc.pad - pc.kernel) / pc.stride + 1;
   const int64_t pw = (w + 2 * pc.pad - pc.kernel) / pc.stride + 1;
   std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-1, 1);
-  auto random = [&](size_t n) {
-    std::vector<float> v(n);
-    for (float& x : v) x = u(rng);
-    return v;
-  };
+  auto random = [&](size_t n) { return random_floats(rng, n); };
   std::vector<float> x = random(c * h * w), w1 = random(k * c), w2 = random(k_out * k);
   testing::OnnxModel m;
   m.input("x", {1, c, h, w});
@@ -232,6 +236,97 @@ TEST_P(PackedBetweenConvs, ChannelsOutsideTheBlockStayExact) {
   cs.h = 5;
   cs.w = 9;
   run(cs, false);
+}
+
+// A record of the first valid config of conv2d_NCHWc.x86 for `w` that reads its data in block
+// `in` and writes block `out`.
+store::Record record_with_blocks(const ops::Workload& raw, int64_t in, int64_t out) {
+  const ops::Template& tmpl = *ops::find_template("conv2d_NCHWc.x86");
+  ops::Workload w = *tmpl.normalize(raw);
+  ConfigSpace space = tmpl.space(w);
+  store::Record r;
+  r.target = builder::host_target().to_string();
+  r.task_name = std::string(tmpl.name());
+  r.workload = w.to_string();
+  r.costs = {1e-4};
+  r.timestamp = 1700000000;
+  r.flop = tmpl.flop(w);
+  r.source = "test";
+  for (int64_t i = 0; i < space.size(); ++i) {
+    ConfigEntity config = space.get(i);
+    std::optional<ops::ActivationBlocks> blocks = tmpl.activation_blocks(w, config);
+    if (blocks && blocks->in == in && blocks->out == out) {
+      r.config_index = i;
+      r.entities = config.to_json()["entity"];
+      return r;
+    }
+  }
+  ADD_FAILURE() << "no config of " << w.to_string() << " with blocks " << in << " -> " << out;
+  return r;
+}
+
+// Concat(conv1, conv2) -> Relu -> conv3 with a store whose records make conv1 and conv2 write
+// block 16 and conv3 read block 8: the planner is told that conv3 reads both producers (two
+// mismatched edges, not one), and the output is the untuned compile's.
+TEST(PackedConcatPlan, EveryProducerOfAConcatIsAnEdgeOfThePlan) {
+  const int64_t c = 32, k = 32, h = 6, w = 6;
+  std::mt19937 rng(9);
+  auto random = [&](size_t n) { return random_floats(rng, n); };
+  std::vector<float> x = random(c * h * w);
+  testing::OnnxModel m;
+  m.input("x", {1, c, h, w});
+  m.floats("W1", {k, c, 1, 1}, random(k * c));
+  m.floats("W2", {k, c, 1, 1}, random(k * c));
+  m.floats("W3", {k, 2 * k, 1, 1}, random(2 * k * k));
+  m.node("Conv", {"x", "W1"}, {"c1"});
+  m.node("Conv", {"x", "W2"}, {"c2"});
+  testing::OnnxModel::attr(m.node("Concat", {"c1", "c2"}, {"cat"}), "axis", int64_t{1});
+  m.node("Relu", {"cat"}, {"r"});
+  m.node("Conv", {"r", "W3"}, {"y"});
+  m.output("y");
+  Result<frontend::Graph> graph = frontend::import_onnx(m.write("packed_concat_plan"));
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+
+  auto conv = [](int64_t in_c, int64_t out_c) {
+    return *ops::Workload::parse("conv2d:N=1,C=" + std::to_string(in_c) +
+                                 ",H=6,W=6,K=" + std::to_string(out_c) + ",R=1,S=1,stride=1,pad=0");
+  };
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("kiln-packed-plan-" + std::to_string(getpid()) + ".db"))
+                         .string();
+  {
+    auto db = store::open_store(path);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    ASSERT_TRUE((*db)
+                    ->append({record_with_blocks(conv(c, k), 16, 16),
+                              record_with_blocks(conv(2 * k, k), 8, 8)})
+                    .ok());
+  }
+  auto db = store::open_store(path, /*read_only=*/true);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  compiler::CompileOptions options;
+  options.store = db->get();
+  compiler::CompileReport report;
+  Result<ModelArtifact> tuned = compiler::compile_model(*graph, options, &report);
+  ASSERT_TRUE(tuned.ok()) << tuned.status().message();
+  EXPECT_TRUE(report.planned);
+  EXPECT_EQ(report.plan_transforms, 2);  // conv1 -> conv3 and conv2 -> conv3
+
+  Result<ModelArtifact> untuned = compiler::compile_model(*graph, {}, nullptr);
+  ASSERT_TRUE(untuned.ok()) << untuned.status().message();
+  auto run = [&](const ModelArtifact& artifact) {
+    auto exec = GraphExecutor::create(artifact, 1, "packed_concat_plan");
+    EXPECT_TRUE(exec.ok()) << exec.status().message();
+    if (!exec.ok()) return std::vector<float>{};
+    EXPECT_TRUE((*exec)->set_input("x", x).ok());
+    (*exec)->run();
+    std::span<const float> y = (*exec)->get_output(0);
+    return std::vector<float>(y.begin(), y.end());
+  };
+  std::vector<float> a = run(*tuned), b = run(*untuned);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4) << i;
+  std::filesystem::remove(path);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, PackedBetweenConvs,
