@@ -33,9 +33,11 @@ Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
   std::vector<PlanEdge> edges;
   for (const auto& [key, shape] : structure.uses) {
     const int consumer = plan_index.at(std::get<1>(key));
-    // A conv that pads packs its data whatever its block; one that does not reads it in place.
-    const ops::conv::Geometry g = ops::conv::geometry(candidates[consumer].front().workload);
-    const bool in_place = g.pad_h == 0 && g.pad_w == 0;
+    // A conv that pads packs its data whatever its block (unless depthwise); one that does not
+    // reads it in place.
+    const ConvCandidate& c = candidates[consumer].front();
+    const bool in_place =
+        ops::conv::reads_matched_data_in_place(ops::conv::geometry(c.workload), c.tmpl->op());
     edges.push_back({plan_index.at(std::get<0>(key)), consumer, std::get<2>(key), shape, in_place});
   }
 

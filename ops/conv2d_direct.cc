@@ -112,7 +112,7 @@ DirectConv conv2d_direct(const Geometry& g, int64_t ic_bn, const Conv2dTile& til
   direct.pack_weight = [g, ic_bn, t](const ir::Buffer& weight, const ir::Buffer& kernel_vec) {
     return pack_weight(g, ic_bn, t, weight, kernel_vec);
   };
-  direct.reduction = [g, ic_bn, t, unroll_kw](const Tile& tile, const ir::Buffer& data_vec,
+  direct.reduction = [g, ic_bn, t, unroll_kw](const Tile& tile, const DataLoad& data,
                                               const ir::Buffer& kernel_vec) {
     Expr icc = ir::var("icc"), icb = ir::var("icb");
     const int64_t ic_chunks = g.c / g.groups / ic_bn;
@@ -125,7 +125,7 @@ DirectConv conv2d_direct(const Geometry& g, int64_t ic_bn, const Conv2dTile& til
     Stmt update = accumulate(tile, [&](const Expr& ohi, const Expr& j, const Expr& v) {
       Expr h = (tile.oh0 + ohi) * Expr(g.stride_h) + kh * Expr(g.dilation);
       Expr x = (tile.ow0 + j) * Expr(g.stride_w) + kw * Expr(g.dilation);
-      return data_vec.load({tile.n, data_icc, h, x, icb}) *
+      return data(tile.n, data_icc, h, x, icb) *
              kernel_vec.load({tile.oc_chunk, icc, kh, kw, icb, v});
     });
     if (is_1x1(g)) return ir::LoopNest({{icc, ic_chunks}, {icb, ic_bn}}, update);

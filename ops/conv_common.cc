@@ -324,6 +324,12 @@ Stmt vector_loop(const std::string& name, int64_t extent,
 
 namespace {
 
+// The tiling compute() runs: `t`, or the sub-tile of it whose accumulators fit the stack.
+Tiling fitted_tiling(const Tiling& t) {
+  std::vector<int64_t> sub = fit_tile({t.oh_factor, t.reg_n, t.oc_bn}, kMaxLocalFloats);
+  return Tiling{sub[2], sub[1], sub[0]};
+}
+
 // for ohi, j (unrolled): vector_loop v: body(acc index, ohi, j, v)
 Stmt tile_loop(const Tiling& t, const std::function<Stmt(const Expr& index, const Expr& ohi,
                                                          const Expr& j, const Expr& v)>& body) {
@@ -385,8 +391,7 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
   Expr oh_chunk0 = fused[2] * Expr(t.oh_factor);
   // An accumulator over the stack cap is computed sub-tile by sub-tile (serial loops over
   // blocks of rows, columns and lanes); each output still sums its terms in the same order.
-  std::vector<int64_t> sub = fit_tile({t.oh_factor, t.reg_n, t.oc_bn}, kMaxLocalFloats);
-  Tiling st{sub[2], sub[1], sub[0]};
+  const Tiling st = fitted_tiling(t);
   SerialBlocks oh_blocks("ohblk", t.oh_factor / st.oh_factor);
   SerialBlocks ow_blocks("owblk", t.reg_n / st.reg_n);
   SerialBlocks lane_blocks("ocblk", t.oc_bn / st.oc_bn);
@@ -477,6 +482,70 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
   return ir::For(f, g.n * chunks * ts.oh_chunks, LoopKind::kParallel, body);
 }
 
+namespace {
+
+// Rows and columns of the input one tile of `t` reads.
+int64_t window_rows(const Geometry& g, const Tiling& t) {
+  return (t.oh_factor - 1) * g.stride_h + (g.r - 1) * g.dilation + 1;
+}
+int64_t window_cols(const Geometry& g, const Tiling& t) {
+  return (t.reg_n - 1) * g.stride_w + (g.s - 1) * g.dilation + 1;
+}
+int64_t window_floats(const Geometry& g, const Tiling& t) {
+  return window_rows(g, t) * window_cols(g, t) * t.oc_bn;
+}
+
+DataLoad buffer_load(const ir::Buffer& data_vec) {
+  return
+      [data_vec](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x, const Expr& lane) {
+        return data_vec.load({n, chunk, h, x, lane});
+      };
+}
+
+// A window_per_chunk reduction of `tile` reading `data` (NCHW{oc_bn}c, unpadded) in place: a tile
+// whose window lies inside the data reads it there; any other a copy of its window, zero where
+// it falls in the padding or past the data (tail tiles), on the stack.
+Stmt window_reduction(
+    const Geometry& g, const Tile& tile, const ir::Buffer& data, const ir::Buffer& kernel_vec,
+    const std::function<Stmt(const Tile&, const DataLoad&, const ir::Buffer&)>& reduction) {
+  const Tiling& st = tile.tiling;
+  const int64_t rows = window_rows(g, st), cols = window_cols(g, st);
+  // The window's first row and column in the unpadded data (negative inside the padding).
+  Expr h0 = tile.oh0 * Expr(g.stride_h) - Expr(g.pad_h);
+  Expr x0 = tile.ow0 * Expr(g.stride_w) - Expr(g.pad_w);
+  Expr interior = h0 >= Expr(0) && h0 + Expr(rows) <= Expr(g.h) && x0 >= Expr(0) &&
+                  x0 + Expr(cols) <= Expr(g.w);
+  DataLoad direct = [&](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x,
+                        const Expr& lane) {
+    return data.load({n, chunk, h - Expr(g.pad_h), x - Expr(g.pad_w), lane});
+  };
+
+  ir::Buffer window("window", {rows, cols, st.oc_bn}, ir::BufferScope::kLocal);
+  Expr r = ir::var("wr"), c = ir::var("wc");
+  Expr h = h0 + r, x = x0 + c;
+  Expr inside = h >= Expr(0) && h < Expr(g.h) && x >= Expr(0) && x < Expr(g.w);
+  auto fill = [&](bool zero) {
+    return vector_loop("wl", st.oc_bn, [&](const Expr& l) {
+      Expr value = zero ? ir::f32(0) : data.load({tile.n, tile.oc_chunk, h, x, tile.lane0 + l});
+      return ir::Store(window, {r, c, l}, value);
+    });
+  };
+  Stmt copy = ir::LoopNest({{r, rows}, {c, cols}}, ir::If(inside, fill(false), fill(true)));
+  DataLoad from_window = [&](const Expr&, const Expr&, const Expr& hp, const Expr& xp,
+                             const Expr& lane) {
+    // hp, xp count from the padding's first row and column: h0 + pad_h there.
+    return window.load({hp - (h0 + Expr(g.pad_h)), xp - (x0 + Expr(g.pad_w)), lane - tile.lane0});
+  };
+  return ir::If(interior, reduction(tile, direct, kernel_vec),
+                ir::Allocate(window, ir::Seq({copy, reduction(tile, from_window, kernel_vec)})));
+}
+
+}  // namespace
+
+bool reads_matched_data_in_place(const Geometry& g, std::string_view op) {
+  return (g.pad_h == 0 && g.pad_w == 0) || op == "depthwise_conv2d";
+}
+
 Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& conv,
                                         const TargetInfo& target, const ActivationLayout& layout) {
   const Tiling& t = conv.tiling;
@@ -493,9 +562,15 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
   ir::Buffer output = output_buffer(g, t.oc_bn, layout);
   // Data that arrives in the kernel's own block with no padding to add (pad 0, and every row and
   // column the tiles read inside it) is the packed workspace already: the compute stage reads it
-  // in place, with no copy (1x1 convs between packed neighbours, the most of MobileNet's).
-  const bool in_place = layout.data_block == conv.ic_bn && g.pad_h == 0 && g.pad_w == 0 &&
-                        ts.h_pad <= g.h && ts.w_pad <= g.w;
+  // in place, with no copy (1x1 convs between packed neighbours, the most of MobileNet's). A
+  // window_per_chunk reduction reads it in place whatever it pads: its border tiles pad a copy
+  // of their window (window_reduction), a fraction of what a padded copy of the whole input
+  // costs in memory traffic.
+  const bool matched = layout.data_block == conv.ic_bn;
+  const bool nothing_to_pad = g.pad_h == 0 && g.pad_w == 0 && ts.h_pad <= g.h && ts.w_pad <= g.w;
+  const bool pads_windows = matched && !nothing_to_pad && conv.window_per_chunk &&
+                            window_floats(g, fitted_tiling(t)) <= kMaxLocalFloats;
+  const bool in_place = matched && (nothing_to_pad || pads_windows);
   ir::Buffer data_vec = in_place ? data : packed_data_buffer(g, ts, conv.ic_bn);
   ir::Buffer kernel_vec("kernel_vec", conv.kernel_vec_shape, ir::BufferScope::kWorkspace);
   ir::Buffer rows = row_workspace(g, t, layout.packed_output);
@@ -524,14 +599,17 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
   if (is_ragged) program.buffers.push_back(bias_vec);
   program.num_inputs = 3;
   program.num_outputs = 1;
-  program.stages = {
-      {conv.name + "_pack_weight", pack_weight, false},
-      {conv.name + "_compute",
-       compute(
-           g, t, target, bias_vec, output, rows,
-           [&](const Tile& tile) { return conv.reduction(tile, data_vec, kernel_vec); },
-           layout.packed_output),
-       true}};
+  program.stages = {{conv.name + "_pack_weight", pack_weight, false},
+                    {conv.name + "_compute",
+                     compute(
+                         g, t, target, bias_vec, output, rows,
+                         [&](const Tile& tile) {
+                           if (pads_windows)
+                             return window_reduction(g, tile, data, kernel_vec, conv.reduction);
+                           return conv.reduction(tile, buffer_load(data_vec), kernel_vec);
+                         },
+                         layout.packed_output),
+                     true}};
   if (!in_place) {
     program.stages.insert(
         program.stages.begin(),

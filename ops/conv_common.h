@@ -14,7 +14,9 @@
 //
 // The packed data is padded far enough that tail tiles (reg_n not dividing the output width,
 // oh_factor not dividing its height) read in-bounds zeros; only the stores to the output look at
-// P and Q.
+// P and Q. Data read in place (no pack_data stage) is either read within its bounds (a conv
+// without padding whose tiles fit) or, for a depthwise conv, through a zero-padded copy of each
+// border tile's window (DirectConv::window_per_chunk).
 //
 // Every config of the space builds: an accumulator over the stack cap is computed sub-tile by
 // sub-tile, and an unrolled nest over kMaxUnrolledVectorOps keeps its outer loops serial
@@ -208,6 +210,11 @@ ir::Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target,
                  const ir::Buffer& bias, const ir::Buffer& output, const ir::Buffer& rows,
                  const std::function<ir::Stmt(const Tile&)>& reduction, bool packed_output = false);
 
+// How a reduction reads its data: the element at (n, chunk, h, x, lane) of the zero-padded
+// NCHW{ic_bn}c input, h and x counted from the first row and column of the padding.
+using DataLoad = std::function<ir::Expr(const ir::Expr& n, const ir::Expr& chunk, const ir::Expr& h,
+                                        const ir::Expr& x, const ir::Expr& lane)>;
+
 // A direct NCHWc convolution (conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86): what differs
 // between the templates, for direct_conv_program.
 struct DirectConv {
@@ -217,18 +224,27 @@ struct DirectConv {
   int64_t ic_bn = 1;                      // tile_ic[-1]: the packed data's block
   Tiling tiling;
   std::function<ir::Stmt(const ir::Buffer& weight, const ir::Buffer& kernel_vec)> pack_weight;
-  std::function<ir::Stmt(const Tile& tile, const ir::Buffer& data_vec,
-                         const ir::Buffer& kernel_vec)>
+  std::function<ir::Stmt(const Tile& tile, const DataLoad& data, const ir::Buffer& kernel_vec)>
       reduction;
+  // The reduction of a tile reads only input chunk tile.oc_chunk, lane for lane (depthwise with
+  // ic_bn == oc_bn). Data that arrives in block ic_bn is then read in place even where the conv
+  // pads: a tile whose window lies inside the data reads it directly, a tile on the border (or
+  // past the output's end) a zero-padded copy of its window on the stack.
+  bool window_per_chunk = false;
 };
 
+// Whether a conv of operator `op` ("conv2d", "depthwise_conv2d", ...) reads data that arrives in
+// its own block in place, with no packing stage: a conv without padding, and a depthwise conv
+// (DirectConv::window_per_chunk). A block conversion before such a conv is a copy of its own.
+bool reads_matched_data_in_place(const Geometry& g, std::string_view op);
+
 // The program of a direct NCHWc convolution: arguments data, weight, bias, output (under
-// `layout`), workspaces data_vec (none when the data arrives in block ic_bn with nothing to pad:
-// the compute stage reads it in place), kernel_vec, the row workspace when compute() needs one and,
-// for a ragged block, bias_vec (the bias padded with zeros, filled by the weight packing); the
-// stages <name>_pack_data (unless in place) and <name>_pack_weight (untimed: tuning takes both
-// pre-packed, as AutoTVM does), then the timed <name>_compute. A ragged block with a packed output
-// is an InstantiationError.
+// `layout`), workspaces data_vec (none when the data arrives in block ic_bn with nothing to pad,
+// or with a window_per_chunk reduction: the compute stage reads it in place), kernel_vec, the row
+// workspace when compute() needs one and, for a ragged block, bias_vec (the bias padded with zeros,
+// filled by the weight packing); the stages <name>_pack_data (unless in place) and
+// <name>_pack_weight (untimed: tuning takes both pre-packed, as AutoTVM does), then the timed
+// <name>_compute. A ragged block with a packed output is an InstantiationError.
 Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& conv,
                                         const TargetInfo& target, const ActivationLayout& layout);
 

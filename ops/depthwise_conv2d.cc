@@ -12,6 +12,9 @@
 // kh, kw (unrolled with unroll_kw), ow_block (unrolled), oc_block (vectorized). When ic_bn is a
 // multiple of oc_bn the lanes of a block read contiguous packed data; otherwise the block spans
 // several input chunks and its data loads are gathers (TVM's schedule has the same access).
+// With ic_bn == oc_bn, data that arrives packed in that block (a compiled model's) is read in
+// place, padding or not: only the tiles on the border pad a copy of their window
+// (conv_common.h, DirectConv::window_per_chunk).
 #include <utility>
 
 #include "ops/conv_common.h"
@@ -131,7 +134,8 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
     direct.pack_weight = [&](const ir::Buffer& weight, const ir::Buffer& kernel_vec) {
       return pack_weight(g, oc_bn, weight, kernel_vec);
     };
-    direct.reduction = [&](const conv::Tile& tile, const ir::Buffer& data_vec,
+    direct.window_per_chunk = ic_bn == oc_bn;
+    direct.reduction = [&](const conv::Tile& tile, const conv::DataLoad& data,
                            const ir::Buffer& kernel_vec) {
       Expr kh = ir::var("kh"), kw = ir::var("kw");
       Stmt update = conv::accumulate(tile, [&](const Expr&, const Expr& j, const Expr& v) {
@@ -148,8 +152,7 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
         }
         Expr h = tile.oh0 * Expr(g.stride_h) + kh * Expr(g.dilation);
         Expr x = (tile.ow0 + j) * Expr(g.stride_w) + kw * Expr(g.dilation);
-        return data_vec.load({tile.n, chunk, h, x, lane}) *
-               kernel_vec.load({tile.oc_chunk, kh, kw, v});
+        return data(tile.n, chunk, h, x, lane) * kernel_vec.load({tile.oc_chunk, kh, kw, v});
       });
       return ir::LoopNest(
           {{kh, g.r}, {kw, g.s, unroll_kw ? LoopKind::kUnrolled : LoopKind::kSerial}}, update);

@@ -319,12 +319,17 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Data that arrives in the kernel's own block with nothing to pad (1x1, pad 0, the tiles inside
 // the input) is read in place: no pack_data stage, no data_vec workspace, the same sums; with
-// padding, or another block, the packing stays.
+// padding, or another block, the packing stays. A depthwise conv reads its block in place
+// whatever it pads (border tiles through a padded copy of their window): interior and border
+// tiles, tail tiles past the output, stride 2 and a 5x5 window, batch 2.
 TEST(ConvLayoutInPlace, DataInTheKernelsBlockWithNothingToPadIsReadInPlace) {
   for (const auto& [t, text] :
        {std::pair{&conv(), "conv2d:N=2,C=24,H=6,W=8,K=12,R=1,S=1"},
         std::pair{&conv(), "conv2d:N=1,C=12,H=8,W=8,K=24,R=1,S=1,stride=2"},
-        std::pair{&depthwise(), "depthwise_conv2d:N=1,C=24,H=8,W=8,R=3,S=3"}}) {
+        std::pair{&depthwise(), "depthwise_conv2d:N=1,C=24,H=8,W=8,R=3,S=3"},
+        std::pair{&depthwise(), "depthwise_conv2d:N=2,C=32,H=19,W=37,R=3,S=3,pad=1"},
+        std::pair{&depthwise(), "depthwise_conv2d:N=1,C=16,H=23,W=29,R=5,S=5,stride=2,pad=2"},
+        std::pair{&depthwise(), "depthwise_conv2d:N=1,C=16,H=3,W=3,R=3,S=3,pad=1"}}) {
     Workload w = normalized(*t, text);
     ConfigEntity config = t->default_config(w, t->space(w), kAvx512);
     SCOPED_TRACE(std::string(text) + " " + config.entity_string());
