@@ -59,10 +59,10 @@ struct PlanEdge {
   int consumer = 0;
   EdgeUse use = EdgeUse::kData;
   std::vector<int64_t> shape;  // the NCHW shape of the tensor that travels
-  // The consumer reads data in its own block in place (a conv without padding, or a depthwise
-  // conv: no packing stage of its own; ops::conv::reads_matched_data_in_place), so a conversion
-  // on this kData edge is a whole copy, not the extra a packing the consumer runs anyway takes
-  // over a plain copy.
+  // The consumer reads data in its own block in place (no packing stage of its own: a conv
+  // without padding, or one whose border tiles pad their windows), so a conversion on this kData
+  // edge is a whole copy, not the extra a packing the consumer runs anyway takes over a plain
+  // copy.
   bool in_place = false;
 };
 

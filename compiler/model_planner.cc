@@ -10,6 +10,17 @@
 
 namespace kiln::compiler {
 
+namespace {
+
+// Whether the conv reads data that arrives in its own block in place: its program under that
+// layout has no data packing stage.
+bool reads_data_in_place(const ConvCandidate& c, const ops::TargetInfo& info) {
+  Result<ir::Program> program = c.tmpl->instantiate(c.workload, c.config, info, {c.blocks.in});
+  return program.ok() && !ops::conv::packs_data(*program);
+}
+
+}  // namespace
+
 Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
                             const Target& target, const ops::TargetInfo& info,
                             const store::RecordChoice& choice, CompileReport* report,
@@ -33,11 +44,7 @@ Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
   std::vector<PlanEdge> edges;
   for (const auto& [key, shape] : structure.uses) {
     const int consumer = plan_index.at(std::get<1>(key));
-    // A conv that pads packs its data whatever its block (unless depthwise); one that does not
-    // reads it in place.
-    const ConvCandidate& c = candidates[consumer].front();
-    const bool in_place =
-        ops::conv::reads_matched_data_in_place(ops::conv::geometry(c.workload), c.tmpl->op());
+    const bool in_place = reads_data_in_place(candidates[consumer].front(), info);
     edges.push_back({plan_index.at(std::get<0>(key)), consumer, std::get<2>(key), shape, in_place});
   }
 

@@ -484,17 +484,6 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
 
 namespace {
 
-// Rows and columns of the input one tile of `t` reads.
-int64_t window_rows(const Geometry& g, const Tiling& t) {
-  return (t.oh_factor - 1) * g.stride_h + (g.r - 1) * g.dilation + 1;
-}
-int64_t window_cols(const Geometry& g, const Tiling& t) {
-  return (t.reg_n - 1) * g.stride_w + (g.s - 1) * g.dilation + 1;
-}
-int64_t window_floats(const Geometry& g, const Tiling& t) {
-  return window_rows(g, t) * window_cols(g, t) * t.oc_bn;
-}
-
 DataLoad buffer_load(const ir::Buffer& data_vec) {
   return
       [data_vec](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x, const Expr& lane) {
@@ -502,48 +491,75 @@ DataLoad buffer_load(const ir::Buffer& data_vec) {
       };
 }
 
-// A window_per_chunk reduction of `tile` reading `data` (NCHW{oc_bn}c, unpadded) in place: a tile
-// whose window lies inside the data reads it there; any other a copy of its window, zero where
-// it falls in the padding or past the data (tail tiles), on the stack.
-Stmt window_reduction(
-    const Geometry& g, const Tile& tile, const ir::Buffer& data, const ir::Buffer& kernel_vec,
-    const std::function<Stmt(const Tile&, const DataLoad&, const ir::Buffer&)>& reduction) {
-  const Tiling& st = tile.tiling;
-  const int64_t rows = window_rows(g, st), cols = window_cols(g, st);
+// A border tile's window: the input rows and columns one tile reads, of the channels it reads,
+// zero where they fall in the padding or past the data; [chunks, rows, cols, lanes].
+struct Window {
+  int64_t chunks = 0, rows = 0, cols = 0, lanes = 0;
+  int64_t floats() const { return chunks * rows * cols * lanes; }
+};
+
+Window window_of(const Geometry& g, const Tiling& st, TileInputs inputs, int64_t ic_bn) {
+  Window w;
+  w.rows = (st.oh_factor - 1) * g.stride_h + (g.r - 1) * g.dilation + 1;
+  w.cols = (st.reg_n - 1) * g.stride_w + (g.s - 1) * g.dilation + 1;
+  w.chunks = inputs == TileInputs::kAll ? g.c / ic_bn : 1;
+  w.lanes = inputs == TileInputs::kAll ? ic_bn : st.oc_bn;
+  return w;
+}
+
+// The reduction of `tile` reading unpadded data in place through `source` (chunk and lane of
+// block ic_bn, unpadded coordinates): a tile whose window lies inside the data reads it there;
+// any other a copy of its window on the stack.
+Stmt window_reduction(const Geometry& g, const DirectConv& conv, const Tile& tile,
+                      const DataLoad& source, const ir::Buffer& kernel_vec) {
+  const Window w = window_of(g, tile.tiling, conv.tile_inputs, conv.ic_bn);
   // The window's first row and column in the unpadded data (negative inside the padding).
   Expr h0 = tile.oh0 * Expr(g.stride_h) - Expr(g.pad_h);
   Expr x0 = tile.ow0 * Expr(g.stride_w) - Expr(g.pad_w);
-  Expr interior = h0 >= Expr(0) && h0 + Expr(rows) <= Expr(g.h) && x0 >= Expr(0) &&
-                  x0 + Expr(cols) <= Expr(g.w);
+  Expr interior = h0 >= Expr(0) && h0 + Expr(w.rows) <= Expr(g.h) && x0 >= Expr(0) &&
+                  x0 + Expr(w.cols) <= Expr(g.w);
   DataLoad direct = [&](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x,
                         const Expr& lane) {
-    return data.load({n, chunk, h - Expr(g.pad_h), x - Expr(g.pad_w), lane});
+    return source(n, chunk, h - Expr(g.pad_h), x - Expr(g.pad_w), lane);
   };
 
-  ir::Buffer window("window", {rows, cols, st.oc_bn}, ir::BufferScope::kLocal);
-  Expr r = ir::var("wr"), c = ir::var("wc");
+  // Which chunks and lanes the window holds: every chunk, or the tile's own lanes (kOwnLanes:
+  // input channels oc_chunk * oc_bn + lane0 on, inside one chunk as ic_bn % oc_bn == 0).
+  const bool own_lanes = conv.tile_inputs == TileInputs::kOwnLanes;
+  Expr c0 = tile.oc_chunk * Expr(conv.tiling.oc_bn) + tile.lane0;
+  Expr chunk0 = own_lanes ? c0 / Expr(conv.ic_bn) : Expr(0);
+  Expr lane0 = own_lanes ? c0 % Expr(conv.ic_bn) : Expr(0);
+
+  ir::Buffer window("window", {w.chunks, w.rows, w.cols, w.lanes}, ir::BufferScope::kLocal);
+  Expr wk = ir::var("wk"), r = ir::var("wr"), c = ir::var("wc");
   Expr h = h0 + r, x = x0 + c;
   Expr inside = h >= Expr(0) && h < Expr(g.h) && x >= Expr(0) && x < Expr(g.w);
   auto fill = [&](bool zero) {
-    return vector_loop("wl", st.oc_bn, [&](const Expr& l) {
-      Expr value = zero ? ir::f32(0) : data.load({tile.n, tile.oc_chunk, h, x, tile.lane0 + l});
-      return ir::Store(window, {r, c, l}, value);
+    return vector_loop("wl", w.lanes, [&](const Expr& l) {
+      Expr value = zero ? ir::f32(0) : source(tile.n, chunk0 + wk, h, x, lane0 + l);
+      return ir::Store(window, {wk, r, c, l}, value);
     });
   };
-  Stmt copy = ir::LoopNest({{r, rows}, {c, cols}}, ir::If(inside, fill(false), fill(true)));
-  DataLoad from_window = [&](const Expr&, const Expr&, const Expr& hp, const Expr& xp,
+  Stmt copy = ir::LoopNest({{wk, w.chunks}, {r, w.rows}, {c, w.cols}},
+                           ir::If(inside, fill(false), fill(true)));
+  DataLoad from_window = [&](const Expr&, const Expr& chunk, const Expr& hp, const Expr& xp,
                              const Expr& lane) {
-    // hp, xp count from the padding's first row and column: h0 + pad_h there.
-    return window.load({hp - (h0 + Expr(g.pad_h)), xp - (x0 + Expr(g.pad_w)), lane - tile.lane0});
+    // hp, xp count from the padding's first row and column: h0 + pad_h there. A kOwnLanes
+    // reduction reads chunk0 only.
+    return window.load({own_lanes ? Expr(0) : chunk, hp - (h0 + Expr(g.pad_h)),
+                        xp - (x0 + Expr(g.pad_w)), lane - lane0});
   };
-  return ir::If(interior, reduction(tile, direct, kernel_vec),
-                ir::Allocate(window, ir::Seq({copy, reduction(tile, from_window, kernel_vec)})));
+  Stmt padded = ir::Seq({copy, conv.reduction(tile, from_window, kernel_vec)});
+  return ir::If(interior, conv.reduction(tile, direct, kernel_vec), ir::Allocate(window, padded));
 }
 
 }  // namespace
 
-bool reads_matched_data_in_place(const Geometry& g, std::string_view op) {
-  return (g.pad_h == 0 && g.pad_w == 0) || op == "depthwise_conv2d";
+bool packs_data(const ir::Program& program) {
+  for (const ir::Stage& stage : program.stages) {
+    if (stage.name.ends_with("_pack_data")) return true;
+  }
+  return false;
 }
 
 Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& conv,
@@ -562,16 +578,29 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
   ir::Buffer output = output_buffer(g, t.oc_bn, layout);
   // Data that arrives in the kernel's own block with no padding to add (pad 0, and every row and
   // column the tiles read inside it) is the packed workspace already: the compute stage reads it
-  // in place, with no copy (1x1 convs between packed neighbours, the most of MobileNet's). A
-  // window_per_chunk reduction reads it in place whatever it pads: its border tiles pad a copy
-  // of their window (window_reduction), a fraction of what a padded copy of the whole input
-  // costs in memory traffic.
-  const bool matched = layout.data_block == conv.ic_bn;
+  // in place, with no copy (1x1 convs between packed neighbours, the most of MobileNet's). Where
+  // the kernel pads, a reduction whose tile inputs are described still reads it in place: its
+  // border tiles pad a copy of their window (window_reduction), a fraction of the memory traffic
+  // of a padded copy of the whole input. Under a packed layout (a compiled model's kernel) so is
+  // NCHW data, when every input channel's row is read (kAll: the stem conv of a CNN). The default
+  // layout keeps AutoTVM's program: data packed, then the timed compute.
+  DataLoad source;
+  if (layout.data_block == conv.ic_bn) {
+    source = buffer_load(data);
+  } else if (layout.data_block == 0 && !layout.is_default() &&
+             conv.tile_inputs == TileInputs::kAll) {
+    const int64_t ic_bn = conv.ic_bn;
+    source = [data, ic_bn](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x,
+                           const Expr& lane) {
+      return data.load({n, chunk * Expr(ic_bn) + lane, h, x});
+    };
+  }
   const bool nothing_to_pad = g.pad_h == 0 && g.pad_w == 0 && ts.h_pad <= g.h && ts.w_pad <= g.w;
-  const bool pads_windows = matched && !nothing_to_pad && conv.window_per_chunk &&
-                            window_floats(g, fitted_tiling(t)) <= kMaxLocalFloats;
-  const bool in_place = matched && (nothing_to_pad || pads_windows);
-  ir::Buffer data_vec = in_place ? data : packed_data_buffer(g, ts, conv.ic_bn);
+  const bool windows =
+      source && !nothing_to_pad && conv.tile_inputs != TileInputs::kUndescribed &&
+      window_of(g, fitted_tiling(t), conv.tile_inputs, conv.ic_bn).floats() <= kMaxWindowFloats;
+  const bool in_place = source && (nothing_to_pad || windows);
+  ir::Buffer data_vec = in_place ? ir::Buffer() : packed_data_buffer(g, ts, conv.ic_bn);
   ir::Buffer kernel_vec("kernel_vec", conv.kernel_vec_shape, ir::BufferScope::kWorkspace);
   ir::Buffer rows = row_workspace(g, t, layout.packed_output);
 
@@ -599,17 +628,14 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
   if (is_ragged) program.buffers.push_back(bias_vec);
   program.num_inputs = 3;
   program.num_outputs = 1;
-  program.stages = {{conv.name + "_pack_weight", pack_weight, false},
-                    {conv.name + "_compute",
-                     compute(
-                         g, t, target, bias_vec, output, rows,
-                         [&](const Tile& tile) {
-                           if (pads_windows)
-                             return window_reduction(g, tile, data, kernel_vec, conv.reduction);
-                           return conv.reduction(tile, buffer_load(data_vec), kernel_vec);
-                         },
-                         layout.packed_output),
-                     true}};
+  auto reduction = [&](const Tile& tile) {
+    if (windows) return window_reduction(g, conv, tile, source, kernel_vec);
+    return conv.reduction(tile, in_place ? source : buffer_load(data_vec), kernel_vec);
+  };
+  program.stages = {
+      {conv.name + "_pack_weight", pack_weight, false},
+      {conv.name + "_compute",
+       compute(g, t, target, bias_vec, output, rows, reduction, layout.packed_output), true}};
   if (!in_place) {
     program.stages.insert(
         program.stages.begin(),

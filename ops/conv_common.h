@@ -15,8 +15,8 @@
 // The packed data is padded far enough that tail tiles (reg_n not dividing the output width,
 // oh_factor not dividing its height) read in-bounds zeros; only the stores to the output look at
 // P and Q. Data read in place (no pack_data stage) is either read within its bounds (a conv
-// without padding whose tiles fit) or, for a depthwise conv, through a zero-padded copy of each
-// border tile's window (DirectConv::window_per_chunk).
+// without padding whose tiles fit) or through a zero-padded copy of each border tile's window
+// (DirectConv::tile_inputs).
 //
 // Every config of the space builds: an accumulator over the stack cap is computed sub-tile by
 // sub-tile, and an unrolled nest over kMaxUnrolledVectorOps keeps its outer loops serial
@@ -215,6 +215,20 @@ ir::Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target,
 using DataLoad = std::function<ir::Expr(const ir::Expr& n, const ir::Expr& chunk, const ir::Expr& h,
                                         const ir::Expr& x, const ir::Expr& lane)>;
 
+// Which input channels the reduction of one tile reads. A description lets direct_conv_program
+// read data in place where the conv pads: the tiles on the border read a zero-padded copy of
+// their window (those channels, the rows and columns the tile reads) on the stack.
+enum class TileInputs {
+  kUndescribed,  // not described: data to pad is always packed (group convs)
+  kAll,          // every input channel (conv2d of one group)
+  kOwnLanes,     // input channel c for output channel c: depthwise, with ic_bn a multiple of
+                 // oc_bn (a tile's lanes lie in one input chunk)
+};
+
+// The largest window a border tile copies, in floats: 16 KiB, half an L1 data cache. A conv
+// whose windows are larger packs its data.
+inline constexpr int64_t kMaxWindowFloats = 4096;
+
 // A direct NCHWc convolution (conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86): what differs
 // between the templates, for direct_conv_program.
 struct DirectConv {
@@ -226,21 +240,16 @@ struct DirectConv {
   std::function<ir::Stmt(const ir::Buffer& weight, const ir::Buffer& kernel_vec)> pack_weight;
   std::function<ir::Stmt(const Tile& tile, const DataLoad& data, const ir::Buffer& kernel_vec)>
       reduction;
-  // The reduction of a tile reads only input chunk tile.oc_chunk, lane for lane (depthwise with
-  // ic_bn == oc_bn). Data that arrives in block ic_bn is then read in place even where the conv
-  // pads: a tile whose window lies inside the data reads it directly, a tile on the border (or
-  // past the output's end) a zero-padded copy of its window on the stack.
-  bool window_per_chunk = false;
+  // Which input channels the reduction of one tile reads (TileInputs).
+  TileInputs tile_inputs = TileInputs::kUndescribed;
 };
 
-// Whether a conv of operator `op` ("conv2d", "depthwise_conv2d", ...) reads data that arrives in
-// its own block in place, with no packing stage: a conv without padding, and a depthwise conv
-// (DirectConv::window_per_chunk). A block conversion before such a conv is a copy of its own.
-bool reads_matched_data_in_place(const Geometry& g, std::string_view op);
+// Whether a conv program packs its data (a <name>_pack_data stage) or reads it in place.
+bool packs_data(const ir::Program& program);
 
 // The program of a direct NCHWc convolution: arguments data, weight, bias, output (under
-// `layout`), workspaces data_vec (none when the data arrives in block ic_bn with nothing to pad,
-// or with a window_per_chunk reduction: the compute stage reads it in place), kernel_vec, the row
+// `layout`), workspaces data_vec (none when the compute stage reads the data in place: see the
+// rule in the function), kernel_vec, the row
 // workspace when compute() needs one and, for a ragged block, bias_vec (the bias padded with zeros,
 // filled by the weight packing); the stages <name>_pack_data (unless in place) and
 // <name>_pack_weight (untimed: tuning takes both pre-packed, as AutoTVM does), then the timed

@@ -12,9 +12,9 @@
 // kh, kw (unrolled with unroll_kw), ow_block (unrolled), oc_block (vectorized). When ic_bn is a
 // multiple of oc_bn the lanes of a block read contiguous packed data; otherwise the block spans
 // several input chunks and its data loads are gathers (TVM's schedule has the same access).
-// With ic_bn == oc_bn, data that arrives packed in that block (a compiled model's) is read in
-// place, padding or not: only the tiles on the border pad a copy of their window
-// (conv_common.h, DirectConv::window_per_chunk).
+// When ic_bn is a multiple of oc_bn, data that arrives packed in block ic_bn (a compiled
+// model's) is read in place, padding or not: only the tiles on the border pad a copy of their
+// window (conv_common.h, TileInputs::kOwnLanes).
 #include <utility>
 
 #include "ops/conv_common.h"
@@ -134,7 +134,7 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
     direct.pack_weight = [&](const ir::Buffer& weight, const ir::Buffer& kernel_vec) {
       return pack_weight(g, oc_bn, weight, kernel_vec);
     };
-    direct.window_per_chunk = ic_bn == oc_bn;
+    if (ic_bn % oc_bn == 0) direct.tile_inputs = conv::TileInputs::kOwnLanes;
     direct.reduction = [&](const conv::Tile& tile, const conv::DataLoad& data,
                            const ir::Buffer& kernel_vec) {
       Expr kh = ir::var("kh"), kw = ir::var("kw");

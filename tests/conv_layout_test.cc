@@ -19,6 +19,7 @@
 
 #include "builder/build.h"
 #include "ir/interpreter.h"
+#include "ops/conv_common.h"
 #include "ops/registry.h"
 #include "runtime/artifact.h"
 #include "runtime/thread_pool.h"
@@ -317,47 +318,106 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"conv2d_NCHWc_winograd.x86",
                            "conv2d:N=2,C=12,H=9,W=7,K=20,R=3,S=3,pad=1"}));
 
-// Data that arrives in the kernel's own block with nothing to pad (1x1, pad 0, the tiles inside
-// the input) is read in place: no pack_data stage, no data_vec workspace, the same sums; with
-// padding, or another block, the packing stays. A depthwise conv reads its block in place
-// whatever it pads (border tiles through a padded copy of their window): interior and border
-// tiles, tail tiles past the output, stride 2 and a 5x5 window, batch 2.
-TEST(ConvLayoutInPlace, DataInTheKernelsBlockWithNothingToPadIsReadInPlace) {
-  for (const auto& [t, text] :
-       {std::pair{&conv(), "conv2d:N=2,C=24,H=6,W=8,K=12,R=1,S=1"},
-        std::pair{&conv(), "conv2d:N=1,C=12,H=8,W=8,K=24,R=1,S=1,stride=2"},
-        std::pair{&depthwise(), "depthwise_conv2d:N=1,C=24,H=8,W=8,R=3,S=3"},
-        std::pair{&depthwise(), "depthwise_conv2d:N=2,C=32,H=19,W=37,R=3,S=3,pad=1"},
-        std::pair{&depthwise(), "depthwise_conv2d:N=1,C=16,H=23,W=29,R=5,S=5,stride=2,pad=2"},
-        std::pair{&depthwise(), "depthwise_conv2d:N=1,C=16,H=3,W=3,R=3,S=3,pad=1"}}) {
-    Workload w = normalized(*t, text);
-    ConfigEntity config = t->default_config(w, t->space(w), kAvx512);
-    SCOPED_TRACE(std::string(text) + " " + config.entity_string());
+// Data that arrives in the kernel's own block is read in place: no pack_data stage, no data_vec
+// workspace, the same sums. With nothing to pad (1x1, pad 0, the tiles inside the input) it is
+// read where it is; where the conv pads, the tiles on the border read a zero-padded copy of their
+// window: interior and border tiles, tail tiles past the output, stride 2, 5x5 and 7x7 windows,
+// batch 2, a depthwise block that is a multiple of the output block. Under a packed layout NCHW
+// data is read in place by a conv of one group (a CNN's stem).
+TEST(ConvLayoutInPlace, DataInTheKernelsBlockIsReadInPlace) {
+  struct InPlaceCase {
+    const Template* t;
+    const char* workload;
+    bool nchw_data;  // NCHW data under a packed output, else data in block tile_ic[-1]
+    const char* config = nullptr;  // the default config unless given
+  };
+  for (const InPlaceCase& c :
+       {InPlaceCase{&conv(), "conv2d:N=2,C=24,H=6,W=8,K=12,R=1,S=1", false},
+        InPlaceCase{&conv(), "conv2d:N=1,C=12,H=8,W=8,K=24,R=1,S=1,stride=2", false},
+        InPlaceCase{&conv(), "conv2d:N=1,C=24,H=7,W=9,K=12,R=3,S=3,pad=1", false},
+        InPlaceCase{&conv(), "conv2d:N=2,C=8,H=13,W=11,K=16,R=3,S=5,stride=2,pad_h=1,pad_w=2",
+                    false},
+        InPlaceCase{&conv(), "conv2d:N=1,C=3,H=23,W=21,K=16,R=7,S=7,stride=2,pad=3", true},
+        InPlaceCase{&depthwise(), "depthwise_conv2d:N=1,C=24,H=8,W=8,R=3,S=3", false},
+        InPlaceCase{&depthwise(), "depthwise_conv2d:N=2,C=32,H=19,W=37,R=3,S=3,pad=1", false},
+        InPlaceCase{&depthwise(), "depthwise_conv2d:N=1,C=16,H=23,W=29,R=5,S=5,stride=2,pad=2",
+                    false},
+        InPlaceCase{&depthwise(), "depthwise_conv2d:N=1,C=16,H=3,W=3,R=3,S=3,pad=1", false},
+        InPlaceCase{&depthwise(), "depthwise_conv2d:N=1,C=48,H=9,W=10,R=3,S=3,pad=1", false,
+                    R"([["tile_ic","sp",[-1,24]],["tile_oc","sp",[-1,8]],)"
+                    R"(["tile_ow","sp",[-1,5]],["unroll_kw","ot",true]])"}}) {
+    const Template& t = *c.t;
+    Workload w = normalized(t, c.workload);
+    ConfigSpace space = t.space(w);
+    ConfigEntity config = t.default_config(w, space, kAvx512);
+    if (c.config) {
+      auto parsed = space.from_json_entities(nlohmann::json::parse(c.config));
+      ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+      config = *parsed;
+    }
+    SCOPED_TRACE(std::string(c.workload) + " " + config.entity_string());
     const int64_t ic_bn = inner(config, "tile_ic"), oc_bn = inner(config, "tile_oc");
-    Problem pr = make_problem(*t, w, 9);
-    auto plain = t->instantiate(w, config, kAvx512);
+    Problem pr = make_problem(t, w, 9);
+    auto plain = t.instantiate(w, config, kAvx512);
     ASSERT_TRUE(plain.ok()) << plain.status().message();
-    Outputs baseline = run(*plain, pr, {}, oc_bn, Backend::kInterpreter);
+    EXPECT_TRUE(conv::packs_data(*plain)) << "the default layout is AutoTVM's program";
+    // Per backend: LLVM contracts multiply-adds the interpreter rounds twice.
+    const Outputs baseline[] = {run(*plain, pr, {}, oc_bn, Backend::kInterpreter),
+                                run(*plain, pr, {}, oc_bn, Backend::kLlvm)};
     for (bool packed_output : {false, true}) {
-      const ActivationLayout layout{ic_bn, packed_output};
-      auto program = t->instantiate(w, config, kAvx512, layout);
+      if (c.nchw_data && !packed_output) continue;  // the default layout
+      const ActivationLayout layout{c.nchw_data ? 0 : ic_bn, packed_output};
+      auto program = t.instantiate(w, config, kAvx512, layout);
       ASSERT_TRUE(program.ok()) << program.status().message();
-      for (const ir::Stage& stage : program->stages) {
-        EXPECT_FALSE(stage.name.ends_with("_pack_data")) << stage.name;
-      }
+      EXPECT_FALSE(conv::packs_data(*program));
       for (const ir::Buffer& b : program->buffers) EXPECT_NE(b->name, "data_vec");
-      Outputs got = run(*program, pr, layout, oc_bn, Backend::kInterpreter);
-      EXPECT_LE(relative_error(got.all_stages, pr.expected), 1e-4);
-      EXPECT_TRUE(got.all_stages == baseline.all_stages) << "differs from the NCHW program";
-      EXPECT_TRUE(got.timed_only == baseline.all_stages) << "timed stages differ from NCHW";
+      for (int b = 0; b < 2; ++b) {
+        Outputs got =
+            run(*program, pr, layout, oc_bn, b == 0 ? Backend::kInterpreter : Backend::kLlvm);
+        EXPECT_LE(relative_error(got.all_stages, pr.expected), 1e-4);
+        EXPECT_TRUE(got.all_stages == baseline[b].all_stages) << "differs from the NCHW program";
+        EXPECT_TRUE(got.timed_only == baseline[b].all_stages) << "timed stages differ from NCHW";
+      }
     }
   }
-  // Padding to add: packed as before.
-  Workload padded = normalized(conv(), "conv2d:N=1,C=24,H=7,W=9,K=12,R=3,S=3,pad=1");
-  ConfigEntity config = conv().default_config(padded, conv().space(padded), kAvx512);
-  auto program = conv().instantiate(padded, config, kAvx512, {inner(config, "tile_ic"), true});
+}
+
+// Where a tile's window is larger than kMaxWindowFloats, the inputs of a tile are not described
+// (group conv, a depthwise output block spanning input chunks) or the data comes in another
+// block, the data is packed as before.
+TEST(ConvLayoutInPlace, OtherwiseTheDataIsPacked) {
+  struct PackedCase {
+    const Template* t;
+    const char* workload;
+    const char* config;
+  };
+  for (const PackedCase& c :
+       {PackedCase{&conv(), "conv2d:N=1,C=512,H=7,W=7,K=16,R=3,S=3,pad=1",
+                   R"([["tile_ic","sp",[-1,16]],["tile_oc","sp",[-1,16]],)"
+                   R"(["tile_ow","sp",[-1,7]],["unroll_kw","ot",true]])"},
+        PackedCase{&group_conv2d_template(),
+                   "group_conv2d:N=1,C=16,H=9,W=9,K=16,R=3,S=3,pad=1,groups=2",
+                   R"([["tile_ic","sp",[-1,8]],["tile_oc","sp",[-1,8]],)"
+                   R"(["tile_ow","sp",[-1,3]],["unroll_kw","ot",true]])"},
+        PackedCase{&depthwise(), "depthwise_conv2d:N=1,C=48,H=9,W=10,R=3,S=3,pad=1",
+                   R"([["tile_ic","sp",[-1,8]],["tile_oc","sp",[-1,24]],)"
+                   R"(["tile_ow","sp",[-1,5]],["unroll_kw","ot",true]])"}}) {
+    const Template& t = *c.t;
+    Workload w = normalized(t, c.workload);
+    auto config = t.space(w).from_json_entities(nlohmann::json::parse(c.config));
+    ASSERT_TRUE(config.ok()) << c.workload << ": " << config.status().message();
+    const int64_t ic_bn = t.activation_blocks(w, *config)->in;
+    auto program = t.instantiate(w, *config, kAvx512, {ic_bn, false});
+    ASSERT_TRUE(program.ok()) << program.status().message();
+    EXPECT_TRUE(conv::packs_data(*program)) << c.workload;
+  }
+  // Another block: packed (and converted) on the way.
+  Workload w = normalized(conv(), "conv2d:N=1,C=24,H=7,W=9,K=12,R=3,S=3,pad=1");
+  ConfigEntity config = conv().default_config(w, conv().space(w), kAvx512);
+  const int64_t other = inner(config, "tile_ic") == 8 ? 4 : 8;
+  auto program = conv().instantiate(w, config, kAvx512, {other, true});
   ASSERT_TRUE(program.ok()) << program.status().message();
-  EXPECT_TRUE(program->stages.front().name.ends_with("_pack_data"));
+  EXPECT_TRUE(conv::packs_data(*program));
 }
 
 // ---------------------------------------------------------------------------------------------
