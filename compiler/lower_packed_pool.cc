@@ -17,20 +17,6 @@ Stmt lanes(const Expr& v, int64_t b, Stmt body) {
   return ir::For(v, b, LoopKind::kVectorized, body);
 }
 
-// The reciprocal of the window count of output `o` along `a` (AveragePool), as an expression of
-// `o`: 1 / kernel, except at the borders, where a window holds fewer taps of the input (or of
-// input and pads, with count_include_pad).
-Expr axis_scale(const Axis& a, bool include_pad, const Expr& o) {
-  const int64_t lo = include_pad ? -a.pad_begin : 0, hi = include_pad ? a.in + a.pad_end : a.in;
-  Expr scale = ir::f32(1.0 / static_cast<double>(a.kernel));
-  for (int64_t i = a.out; i-- > 0;) {
-    const int64_t n = a.taps_within(i, lo, hi);
-    if (n != a.kernel)
-      scale = ir::select(o == Expr(i), ir::f32(1.0 / static_cast<double>(n)), scale);
-  }
-  return scale;
-}
-
 // MaxPool, or AveragePool (the sum of the taps inside the input over the window's count).
 Result<ir::Program> packed_window_pool(const frontend::Graph& graph, const frontend::Node& node,
                                        const std::vector<int64_t>& in_shape) {
@@ -58,7 +44,7 @@ Result<ir::Program> packed_window_pool(const frontend::Graph& graph, const front
   Stmt taps = ir::LoopNest({{kh, ah.kernel}, {kw, aw.kernel}}, add);
   Expr result = acc.load({v});
   if (!is_max)
-    result = result * (axis_scale(ah, include_pad, oh) * axis_scale(aw, include_pad, ow));
+    result = result * (window_scale(ah, include_pad, oh) * window_scale(aw, include_pad, ow));
   Stmt store = lanes(v, b, ir::Store(out, {ni, ci, oh, ow, v}, result));
   Stmt body =
       ir::For(ow, aw.out, LoopKind::kSerial, ir::Allocate(acc, ir::Seq({init, taps, store})));

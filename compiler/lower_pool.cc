@@ -68,11 +68,6 @@ Result<ir::Program> lower_window_pool(const Graph& graph, const Node& node,
   ir::Buffer y = tensor_buffer(graph, node.outputs[0]);
   const int64_t planes = in_shape[0] * in_shape[1];
   auto combine = [&](const Expr& a, const Expr& b) { return is_max ? ir::max(a, b) : a + b; };
-  // Window counts of AveragePool: taps inside the input, or inside input and pads.
-  auto count_limits = [&](const Axis& a) {
-    return include_pad ? std::pair<int64_t, int64_t>{-a.pad_begin, a.in + a.pad_end}
-                       : std::pair<int64_t, int64_t>{0, a.in};
-  };
   // Rows and columns whose window lies inside the input: [first, last).
   auto inside = [](const Axis& a) {
     int64_t first = a.out, last = a.out;
@@ -111,27 +106,21 @@ Result<ir::Program> lower_window_pool(const Graph& graph, const Node& node,
     Stmt tap_row = ir::If(Expr(0) <= ih && ih < Expr(h.in), ir::Seq(std::move(taps)));
     row.push_back(ir::For(kh, h.kernel, LoopKind::kSerial, tap_row));
     if (!is_max) {
-      auto [hlo, hhi] = count_limits(h);
-      Expr row_scale = ir::f32(1.0 / static_cast<double>(h.kernel));
-      for (int64_t o = h.out; o-- > 0;) {
-        int64_t n = h.taps_within(o, hlo, hhi);
-        if (n != h.kernel) row_scale = ir::select(oh == Expr(o), ir::f32(1.0 / n), row_scale);
-      }
-      auto [wlo, whi] = count_limits(w);
+      Expr row_scale = window_scale(h, include_pad, oh);
       auto scale = [&](const Expr& ow, const Expr& s) {
         return ir::StoreFlat(y, out_at(ow), y.load_flat(out_at(ow)) * (row_scale * s));
       };
       // Columns whose count is whole form one range; the others are few.
       int64_t first = w.out, last = -1;
       for (int64_t o = 0; o < w.out; ++o) {
-        if (w.taps_within(o, wlo, whi) == w.kernel) {
+        if (w.window_count(o, include_pad) == w.kernel) {
           first = std::min(first, o);
           last = o;
         }
       }
       for (int64_t o = 0; o < w.out; ++o) {
         if (o >= first && o <= last) continue;
-        row.push_back(scale(Expr(o), ir::f32(1.0 / w.taps_within(o, wlo, whi))));
+        row.push_back(scale(Expr(o), ir::f32(1.0 / w.window_count(o, include_pad))));
       }
       if (last >= first) {
         row.push_back(vector_span(Expr(first), last - first + 1, target, [&](const Expr& ow) {
@@ -160,7 +149,6 @@ Result<ir::Program> lower_window_pool(const Graph& graph, const Node& node,
       }
       return v;
     };
-    auto [wlo, whi] = count_limits(w);
     std::vector<Stmt> row;
     auto [first, last] = inside(w);
     for (int64_t o = 0; o < w.out; ++o) {
@@ -176,7 +164,7 @@ Result<ir::Program> lower_window_pool(const Graph& graph, const Node& node,
       }
       Expr v = window(Expr(o), kw_lo, kw_hi);
       if (!is_max) {
-        v = v * ir::f32(1.0 / static_cast<double>(h.kernel * w.taps_within(o, wlo, whi)));
+        v = v * ir::f32(1.0 / static_cast<double>(h.kernel * w.window_count(o, include_pad)));
       }
       row.push_back(ir::StoreFlat(y, out_row + Expr(o), v));
     }

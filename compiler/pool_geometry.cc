@@ -55,4 +55,15 @@ Result<Axis> make_axis(const Node& node, size_t d, size_t spatial, int64_t in, i
   return a;
 }
 
+ir::Expr window_scale(const Axis& a, bool include_pad, const ir::Expr& o) {
+  ir::Expr scale = ir::f32(1.0 / static_cast<double>(a.kernel));
+  for (int64_t i = a.out; i-- > 0;) {
+    const int64_t n = a.window_count(i, include_pad);
+    if (n != a.kernel) {
+      scale = ir::select(o == ir::Expr(i), ir::f32(1.0 / static_cast<double>(n)), scale);
+    }
+  }
+  return scale;
+}
+
 }  // namespace kiln::compiler

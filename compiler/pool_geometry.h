@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "frontend/graph.h"
+#include "ir/ir.h"
 
 namespace kiln::compiler {
 
@@ -31,7 +32,16 @@ struct Axis {
     }
     return n;
   }
+  // What AveragePool divides output o's sum by along this axis: the taps of its window inside
+  // the input, or inside input and pads with count_include_pad.
+  int64_t window_count(int64_t o, bool include_pad) const {
+    return include_pad ? taps_within(o, -pad_begin, in + pad_end) : taps_within(o, 0, in);
+  }
 };
+
+// 1 / window_count(o) as an expression of output index `o`: 1 / kernel, selected otherwise at
+// the border outputs whose windows count fewer taps.
+ir::Expr window_scale(const Axis& a, bool include_pad, const ir::Expr& o);
 
 // Axis `d` of `spatial` of the node's input extent `in` and output extent `out`, validated:
 // kInvalidArgument (inconsistent) or kUnimplemented naming the node.
