@@ -261,10 +261,7 @@ Result<ir::Program> lower_slice(const Graph& graph, const Node& node,
 Result<ir::Program> lower_pad(const Graph& graph, const Node& node, const ops::TargetInfo& target) {
   std::vector<int64_t> in_shape = shape_of(graph, node.inputs.at(0));
   const int64_t rank = static_cast<int64_t>(in_shape.size());
-  std::vector<int64_t> raw = node.attr_ints("pads", {});
-  if (node.inputs.size() > 1 && !node.inputs[1].empty()) {
-    KILN_ASSIGN_OR_RETURN(raw, constant_ints(graph, node, node.inputs[1], "pads"));
-  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> raw, pad_amounts(graph, node));
   std::vector<int64_t> axes;
   if (node.inputs.size() > 3 && !node.inputs[3].empty()) {
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> given,

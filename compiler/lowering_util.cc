@@ -76,6 +76,13 @@ Result<std::vector<int64_t>> constant_ints(const frontend::Graph& graph, const f
   return t.i64;
 }
 
+Result<std::vector<int64_t>> pad_amounts(const frontend::Graph& graph, const frontend::Node& node) {
+  if (node.inputs.size() > 1 && !node.inputs[1].empty()) {
+    return constant_ints(graph, node, node.inputs[1], "pads");
+  }
+  return node.attr_ints("pads", {});
+}
+
 ir::Program make_program(const std::string& name, std::vector<ir::Buffer> inputs,
                          std::vector<ir::Buffer> outputs, Stmt body) {
   ir::Program program;

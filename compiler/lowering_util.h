@@ -39,6 +39,9 @@ Status check_float(const frontend::Graph& graph, const frontend::Node& node,
 Result<std::vector<int64_t>> constant_ints(const frontend::Graph& graph, const frontend::Node& node,
                                            const std::string& name, const std::string& what);
 
+// The raw pads of a Pad node: its constant `pads` input (opset 11 on), else its attribute.
+Result<std::vector<int64_t>> pad_amounts(const frontend::Graph& graph, const frontend::Node& node);
+
 // A one-stage program: buffers = inputs, then outputs; the stage is named as the program.
 ir::Program make_program(const std::string& name, std::vector<ir::Buffer> inputs,
                          std::vector<ir::Buffer> outputs, ir::Stmt body);

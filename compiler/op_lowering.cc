@@ -56,12 +56,9 @@ bool is_identity_pad(const frontend::Graph& graph, const frontend::Node& node) {
       node.outputs.empty() || node.outputs[0].empty()) {
     return false;
   }
-  std::vector<int64_t> pads = node.attr_ints("pads", {});
-  if (node.inputs.size() > 1 && !node.inputs[1].empty()) {
-    const std::string& name = node.inputs[1];
-    if (!graph.is_constant(name)) return false;
-    pads = graph.tensor(name).i64;
-  }
+  Result<std::vector<int64_t>> read = pad_amounts(graph, node);
+  if (!read.ok()) return false;  // lower_pad names what is wrong
+  const std::vector<int64_t>& pads = *read;
   return !pads.empty() && std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; }) &&
          graph.tensor(node.outputs[0]).shape == graph.tensor(node.inputs[0]).shape;
 }
