@@ -785,12 +785,15 @@ Status ModelEmitter::emit_elementwise(size_t index) {
     KILN_ASSIGN_OR_RETURN(int v, value_of(t));
     values.push_back(v);
   }
-  std::vector<std::string> same_shape;  // the inputs the output's block is read for
-  for (const std::string& t : inputs) {
-    if (graph_.tensor(t).shape == graph_.tensor(group.output()).shape) same_shape.push_back(t);
+  if (layout) {
+    std::vector<std::string> same_shape;  // the inputs the output's block is read for
+    for (const std::string& t : inputs) {
+      if (graph_.tensor(t).shape == graph_.tensor(group.output()).shape) same_shape.push_back(t);
+    }
+    values.push_back(produced_packed(group.output(), packed_shape, origins_of(same_shape)));
+  } else {
+    values.push_back(produced_value(group.output()));
   }
-  values.push_back(layout ? produced_packed(group.output(), packed_shape, origins_of(same_shape))
-                          : produced_value(group.output()));
   for (size_t i = values.size(); i < program.buffers.size(); ++i) {
     values.push_back(add_value(node.describe() + "/" + program.buffers[i]->name,
                                program.buffers[i]->shape, ModelValueKind::kIntermediate));
