@@ -26,6 +26,7 @@ Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
                             const store::RecordChoice& choice, CompileReport* report,
                             UntunedConfigs* untuned) {
   std::vector<std::vector<ConvCandidate>> candidates;
+  std::vector<bool> in_place;  // per node: reads_data_in_place of its first candidate
   std::vector<PlanNode> nodes;
   std::map<size_t, int> plan_index;
   bool any_choice = false;
@@ -39,13 +40,14 @@ Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
     any_choice = any_choice || cands.size() > 1;
     plan_index[conv.node] = static_cast<int>(nodes.size());
     nodes.push_back(std::move(n));
+    in_place.push_back(reads_data_in_place(cands.front(), info));
     candidates.push_back(std::move(cands));
   }
   std::vector<PlanEdge> edges;
   for (const auto& [key, shape] : structure.uses) {
     const int consumer = plan_index.at(std::get<1>(key));
-    const bool in_place = reads_data_in_place(candidates[consumer].front(), info);
-    edges.push_back({plan_index.at(std::get<0>(key)), consumer, std::get<2>(key), shape, in_place});
+    edges.push_back(
+        {plan_index.at(std::get<0>(key)), consumer, std::get<2>(key), shape, in_place[consumer]});
   }
 
   // Transform costs: measured on this machine when there is a choice to make.
