@@ -121,8 +121,7 @@ class BatchMatmul final : public Template {
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
                                   const TargetInfo& target,
                                   const ActivationLayout& layout = {}) const override {
-    if (!layout.is_default())
-      return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
+    KILN_RETURN_IF_ERROR(default_layout_only(name(), layout));
     Shape s = shape_of(w);
     KILN_ASSIGN_OR_RETURN(MatmulSplits t, matmul_splits(kName, config, s.m, s.n, s.k, 2));
     const int64_t yo_n = t.y[0], ty = t.y[1], xo_n = t.x[0], bn = t.x[1];

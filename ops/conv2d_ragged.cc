@@ -128,7 +128,7 @@ class Conv2dRaggedTemplate final : public conv::Conv2dVariant {
   }
 
   static Result<int64_t> block(const ConfigEntity& config) {
-    KILN_ASSIGN_OR_RETURN(nlohmann::json b, conv::option(config, "oc_bn"));
+    KILN_ASSIGN_OR_RETURN(nlohmann::json b, option(config, "oc_bn"));
     if (!b.is_number_integer() || std::find(std::begin(kRaggedBlocks), std::end(kRaggedBlocks),
                                             b.get<int64_t>()) == std::end(kRaggedBlocks)) {
       return InstantiationError("oc_bn = " + b.dump() +

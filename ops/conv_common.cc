@@ -245,13 +245,6 @@ DefaultTile register_tile(const Geometry& g, bool depthwise, const ActivationBlo
   return best;
 }
 
-Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob) {
-  const Entity* e = config.find(knob);
-  const auto* other = e ? std::get_if<OtherOptionEntity>(e) : nullptr;
-  if (!other) return InstantiationError("config has no option knob '" + std::string(knob) + "'");
-  return other->val;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Schedule.
 

@@ -142,8 +142,6 @@ DefaultTile register_tile(const Geometry& g, bool depthwise, const ActivationBlo
                           const std::vector<int64_t>& oh_factors, const TargetInfo& target);
 // Bytes of the weights one block of oc_bn output channels reads.
 int64_t block_weight_bytes(const Geometry& g, bool depthwise, int64_t oc_bn);
-// The value of option `knob`.
-Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob);
 
 // ---------------------------------------------------------------------------------------------
 // Schedule.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ops/default_config.h"
+#include "ops/dense_common.h"
 #include "ops/limits.h"
 #include "ops/matmul_node.h"
 #include "ops/matmul_splits.h"
@@ -31,98 +32,6 @@ using ir::BufferScope;
 using ir::Expr;
 using ir::LoopKind;
 using ir::Stmt;
-
-struct DenseShape {
-  int64_t m, n, k;
-  bool bias;
-};
-
-// What the two dense templates share: the operator, its tensors and its reference.
-class DenseBase : public Template {
- public:
-  std::string_view op() const override { return "dense"; }
-
-  Result<Workload> normalize(const Workload& w) const override {
-    std::string where = std::string(name()) + " workload " + w.to_string() + ": ";
-    if (w.op != op()) return InvalidArgument(where + "operator is not dense");
-    KILN_ASSIGN_OR_RETURN(Workload out, normalize_params(w, name(),
-                                                         {{"M", std::nullopt, 1},
-                                                          {"N", std::nullopt, 1},
-                                                          {"K", std::nullopt, 1},
-                                                          {"bias", 0, 0}}));
-    if (out.at("bias") > 1) return InvalidArgument(where + "bias must be 0 or 1");
-    int64_t m = out.at("M"), n = out.at("N"), k = out.at("K");
-    if (m > kMaxDim || n > kMaxDim || k > kMaxDim || m * k > kMaxTensorElements ||
-        n * k > kMaxTensorElements || m * n > kMaxTensorElements) {
-      return InvalidArgument(where + kShapeLimitsText);
-    }
-    return out;
-  }
-
-  std::vector<TensorSpec> inputs(const Workload& w) const override {
-    DenseShape s = shape(w);
-    std::vector<TensorSpec> out = {{"data", {s.m, s.k}}, {"weight", {s.n, s.k}}};
-    if (s.bias) out.push_back({"bias", {s.n}});
-    return out;
-  }
-
-  std::vector<TensorSpec> outputs(const Workload& w) const override {
-    DenseShape s = shape(w);
-    return {{"output", {s.m, s.n}}};
-  }
-
-  double flop(const Workload& w) const override {
-    DenseShape s = shape(w);
-    return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
-  }
-
-  void reference(const Workload& w, const std::vector<const float*>& in,
-                 const std::vector<float*>& out) const override {
-    DenseShape s = shape(w);
-    for (int64_t i = 0; i < s.m; ++i) {
-      for (int64_t j = 0; j < s.n; ++j) {
-        double acc = s.bias ? in[2][j] : 0.0;
-        for (int64_t k = 0; k < s.k; ++k) {
-          acc += static_cast<double>(in[0][i * s.k + k]) * in[1][j * s.k + k];
-        }
-        out[0][i * s.n + j] = static_cast<float>(acc);
-      }
-    }
-  }
-
-  // TVM's dense tasks take (data, weight, None, out_dtype): the bias add is a separate op there,
-  // so a kernel with kiln's fused bias is the same TVM task as one without.
-  nlohmann::json tvm_args(const Workload& w) const override {
-    DenseShape s = shape(w);
-    return {
-        {"TENSOR", {s.m, s.k}, "float32"}, {"TENSOR", {s.n, s.k}, "float32"}, nullptr, "float32"};
-  }
-
- protected:
-  static DenseShape shape(const Workload& w) {
-    auto it = w.params.find("bias");
-    return {w.at("M"), w.at("N"), w.at("K"), it != w.params.end() && it->second != 0};
-  }
-
-  // The program's argument buffers, in kernel argument order.
-  struct Args {
-    Buffer a, w, bias, c;
-    std::vector<Buffer> list() const {
-      std::vector<Buffer> out = {a, w};
-      if (bias.defined()) out.push_back(bias);
-      out.push_back(c);
-      return out;
-    }
-  };
-  static Args make_args(const DenseShape& s) {
-    Args args;
-    args.a = Buffer("A", {s.m, s.k}, BufferScope::kArgument);
-    args.w = Buffer("W", {s.n, s.k}, BufferScope::kArgument);
-    if (s.bias) args.bias = Buffer("bias", {s.n}, BufferScope::kArgument);
-    args.c = Buffer("C", {s.m, s.n}, BufferScope::kArgument);
-    return args;
-  }
-};
 
 // ------------------------------------------------------------------------------------------
 // dense_nopack.x86: partial sums CC[y, x, 0:vec] over K in chunks of vec = tile_k[-1] (one
@@ -182,8 +91,7 @@ class DenseNopack final : public DenseBase {
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
                                   const TargetInfo& target,
                                   const ActivationLayout& layout = {}) const override {
-    if (!layout.is_default())
-      return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
+    KILN_RETURN_IF_ERROR(default_layout_only(name(), layout));
     DenseShape s = shape(w);
     KILN_ASSIGN_OR_RETURN(MatmulSplits t, matmul_splits(name(), config, s.m, s.n, s.k, 2));
     const int64_t yo_n = t.y[0], ty = t.y[1], xo_n = t.x[0], tx = t.x[1];
@@ -316,8 +224,7 @@ class DensePack final : public DenseBase {
   Result<ir::Program> instantiate(const Workload& w, const ConfigEntity& config,
                                   const TargetInfo& target,
                                   const ActivationLayout& layout = {}) const override {
-    if (!layout.is_default())
-      return InstantiationError(std::string(name()) + ": NCHW[x]c layouts are for convolutions");
+    KILN_RETURN_IF_ERROR(default_layout_only(name(), layout));
     DenseShape s = shape(w);
     KILN_ASSIGN_OR_RETURN(MatmulSplits t, matmul_splits(name(), config, s.m, s.n, s.k, 3));
     KILN_ASSIGN_OR_RETURN(auto tile_inner, tile_sizes(name(), config, "tile_inner", s.m, 2));
@@ -328,15 +235,8 @@ class DensePack final : public DenseBase {
     const int64_t ti = tile_inner[1] > 1 && tile_inner[1] < ty ? tile_inner[1] : ty;
 
     Args args = make_args(s);
-    Buffer wp("Wp", {s.n / bn, s.k, bn}, BufferScope::kWorkspace);
-
-    // Untimed: Wp[xb, k, j] = W[xb*bn + j, k].
-    Expr pb = ir::var("xb"), pj = ir::var("j"), pk = ir::var("k");
-    Stmt pack =
-        ir::For(pb, s.n / bn, LoopKind::kParallel,
-                ir::For(pj, bn, LoopKind::kSerial,
-                        ir::For(pk, s.k, LoopKind::kSerial,
-                                ir::Store(wp, {pb, pk, pj}, args.w.load({pb * bn + pj, pk})))));
+    Buffer wp = packed_weight(s, bn);
+    Stmt pack = pack_weight(args, wp, s, bn);  // untimed
 
     // TVM: fuse(xt, yt) -> parallel, fuse(yo, xo), CC computed at (yo, xo).
     Expr f = ir::var("xt.yt"), xt = f / yt_n, yt = f % yt_n;
@@ -348,24 +248,11 @@ class DensePack final : public DenseBase {
     tile.k_outer = ko_n;
     tile.k_inner = kt;
     tile.row_block = ti;
-    tile.a = [&](const Expr& y, const Expr& k) { return args.a.load({row0 + y, k}); };
-    tile.b = [&](const Expr& k, const Expr& x) { return wp.load({xb, k, x}); };
-    tile.write = [&](const Expr& y, const Expr& x, const Expr& value) {
-      Expr col = xb * bn + x;
-      return ir::Store(args.c, {row0 + y, col}, s.bias ? value + args.bias.load({col}) : value);
-    };
+    bind_packed_tile(&tile, args, wp, s, row0, xb);
     Stmt tiles = ir::For(yo, yo_n, LoopKind::kSerial,
                          ir::For(xo, xo_n, LoopKind::kSerial, packed_matmul_tile(tile, target)));
     Stmt compute = ir::For(f, xt_n * yt_n, LoopKind::kParallel, tiles);
-
-    ir::Program program;
-    program.name = std::string(name());
-    program.buffers = args.list();
-    program.num_inputs = static_cast<int>(program.buffers.size()) - 1;
-    program.num_outputs = 1;
-    program.buffers.push_back(wp);
-    program.stages = {{"dense_pack_weight", pack, false}, {"dense_pack_compute", compute, true}};
-    return program;
+    return packed_program(args, wp, std::move(pack), std::move(compute));
   }
 };
 

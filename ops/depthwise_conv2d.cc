@@ -118,7 +118,7 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
     KILN_ASSIGN_OR_RETURN(ActivationBlocks channels, conv::channel_blocks(g, config));
     const int64_t ic_bn = channels.in, oc_bn = channels.out;
     KILN_ASSIGN_OR_RETURN(int64_t reg_n, conv::split_inner(config, "tile_ow", 0));
-    KILN_ASSIGN_OR_RETURN(nlohmann::json unroll, conv::option(config, "unroll_kw"));
+    KILN_ASSIGN_OR_RETURN(nlohmann::json unroll, option(config, "unroll_kw"));
     if (!unroll.is_boolean()) {
       return InstantiationError("unroll_kw = " + unroll.dump() + " is not a boolean");
     }

@@ -125,7 +125,7 @@ class GroupConv2dTemplate final : public Template {
     conv::Geometry g = conv::geometry(w);
     KILN_ASSIGN_OR_RETURN(ActivationBlocks blocks, group_blocks(g, config));
     KILN_ASSIGN_OR_RETURN(int64_t reg_n, conv::split_inner(config, "tile_ow", 0));
-    KILN_ASSIGN_OR_RETURN(nlohmann::json unroll, conv::option(config, "unroll_kw"));
+    KILN_ASSIGN_OR_RETURN(nlohmann::json unroll, option(config, "unroll_kw"));
     if (!unroll.is_boolean()) {
       return InstantiationError("unroll_kw = " + unroll.dump() + " is not a boolean");
     }

@@ -40,6 +40,18 @@ Result<std::vector<int64_t>> tile_sizes(std::string_view tmpl, const ConfigEntit
   return size;
 }
 
+Status default_layout_only(std::string_view tmpl, const ActivationLayout& layout) {
+  if (layout.is_default()) return Status::Ok();
+  return InstantiationError(std::string(tmpl) + ": NCHW[x]c layouts are for convolutions");
+}
+
+Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob) {
+  const Entity* e = config.find(knob);
+  const auto* other = e ? std::get_if<OtherOptionEntity>(e) : nullptr;
+  if (!other) return InstantiationError("config has no option knob '" + std::string(knob) + "'");
+  return other->val;
+}
+
 SplitOptions factor_splits(int num_outputs, std::function<bool(const SplitEntity&)> filter) {
   SplitOptions opts;
   opts.num_outputs = num_outputs;

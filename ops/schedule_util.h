@@ -28,6 +28,14 @@ namespace kiln::ops {
 Result<std::vector<int64_t>> tile_sizes(std::string_view tmpl, const ConfigEntity& config,
                                         std::string_view knob, int64_t length, size_t num_outputs);
 
+// OK for the default layout; for an NCHW[x]c one, an InstantiationError naming `tmpl`: a matrix
+// template (dense, batch_matmul) takes none.
+Status default_layout_only(std::string_view tmpl, const ActivationLayout& layout);
+
+// The value of option knob `knob` (define_knob's); an InstantiationError when the config has no
+// such knob or it is not an option.
+Result<nlohmann::json> option(const ConfigEntity& config, std::string_view knob);
+
 // Options of a split knob with AutoTVM's default "factors" policy into `num_outputs` axes.
 SplitOptions factor_splits(int num_outputs,
                            std::function<bool(const SplitEntity&)> filter = nullptr);
