@@ -61,25 +61,52 @@ Stmt packed_matmul_tile(const PackedMatmulTile& t, const TargetInfo& target) {
   return ir::Allocate(cc, limit_unrolling(nest, kMaxUnrolledVectorOps, kReshapedUnrollOps, target));
 }
 
-DefaultMatmulTile default_matmul_tile(int64_t m, int64_t n, int64_t k, const TargetInfo& target) {
+namespace {
+
+// One step of the CC[rows][lanes] tile: a row of B's vectors and one broadcast of A at a time.
+RegisterTile matmul_step(int64_t rows, int64_t lanes, const TargetInfo& target) {
+  const int64_t vecs = vectors_of(lanes, target);
+  RegisterTile tile;
+  tile.accumulators = rows * vecs;
+  tile.operands = vecs + 1;
+  tile.fmas = tile.accumulators;
+  tile.loads = vecs + rows;
+  tile.useful =
+      static_cast<double>(lanes) / static_cast<double>(vecs * std::max(1, target.simd_lanes));
+  return tile;
+}
+
+}  // namespace
+
+DefaultMatmulTile default_matmul_tile(int64_t m, int64_t n, int64_t k, const TargetInfo& target,
+                                      bool rows_may_be_ragged) {
   const int64_t simd = std::max(1, target.simd_lanes);
-  DefaultMatmulTile best{1, largest_divisor_at_most(n, simd), largest_divisor_at_most(k, 4)};
+  DefaultMatmulTile best{1, largest_divisor_at_most(n, simd), largest_divisor_at_most(k, 4), 1};
+  std::vector<int64_t> row_counts;
+  if (rows_may_be_ragged) {
+    for (int64_t rows = 1; rows <= std::min(m, kMaxRaggedRows); ++rows) row_counts.push_back(rows);
+  } else {
+    row_counts = get_factors(m);
+  }
   BestTile chooser(target);
   for (int64_t lanes : get_factors(n)) {
-    const int64_t vecs = vectors_of(lanes, target);
-    if (vecs >= target.vector_registers) break;
-    for (int64_t rows : get_factors(m)) {
+    if (vectors_of(lanes, target) >= target.vector_registers) break;
+    for (int64_t rows : row_counts) {
       // The rows of A the tile broadcasts from are K floats apart.
       if (rows_per_l1_set(rows, k * 4) > kMaxRowsPerL1Set) continue;
-      RegisterTile tile;
-      tile.accumulators = rows * vecs;
-      tile.operands = vecs + 1;  // a row of B's vectors and one broadcast of A
-      tile.fmas = tile.accumulators;
-      tile.loads = vecs + rows;
-      tile.useful = static_cast<double>(lanes) / static_cast<double>(vecs * simd);
+      RegisterTile tile = matmul_step(rows, lanes, target);
+      if (const int64_t rest = m % rows; rest != 0) {
+        // The last rows run as a tile of their own: the whole's throughput weighs both.
+        const double full = tile_efficiency(tile, target);
+        const double last = tile_efficiency(matmul_step(rest, lanes, target), target);
+        if (full <= 0) continue;
+        tile.useful *= (static_cast<double>(m - rest) + static_cast<double>(rest) * last / full) /
+                       static_cast<double>(m);
+      }
       if (chooser.offer(tile)) {
         best.rows = rows;
         best.lanes = lanes;
+        best.accumulators = tile.accumulators;
       }
     }
   }

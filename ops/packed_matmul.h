@@ -39,13 +39,18 @@ struct PackedMatmulTile {
 // The tile's statement: allocates CC and computes the whole output tile.
 ir::Stmt packed_matmul_tile(const PackedMatmulTile& tile, const TargetInfo& target);
 
-// kiln's default tile for an m x n output (ops/default_config.h): rows among the divisors of m
-// (at most kMaxRowsPerL1Set of them in one L1 set, A's rows being k floats apart) and lanes among
-// the divisors of n whose CC[rows][lanes] and operands fit the target's vector registers with
-// the best modelled FMA throughput; k_inner unrolls up to 4 steps of k.
+// kiln's default tile for an m x n output (ops/default_config.h): rows (at most kMaxRowsPerL1Set
+// of them in one L1 set, A's rows being k floats apart) and lanes among the divisors of n whose
+// CC[rows][lanes] and operands fit the target's vector registers with the best modelled FMA
+// throughput; k_inner unrolls up to 4 steps of k. Rows are divisors of m; with
+// `rows_may_be_ragged`, any count up to kMaxRaggedRows (and m), the m % rows rows left over
+// being one smaller tile, weighed by its own throughput.
+inline constexpr int64_t kMaxRaggedRows = 16;
 struct DefaultMatmulTile {
   int64_t rows = 1, lanes = 1, k_inner = 1;
+  int64_t accumulators = 1;  // vector registers of CC: independent FMA chains
 };
-DefaultMatmulTile default_matmul_tile(int64_t m, int64_t n, int64_t k, const TargetInfo& target);
+DefaultMatmulTile default_matmul_tile(int64_t m, int64_t n, int64_t k, const TargetInfo& target,
+                                      bool rows_may_be_ragged = false);
 
 }  // namespace kiln::ops

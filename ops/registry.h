@@ -72,6 +72,7 @@ const Operator& batch_matmul_operator();
 const Operator& group_conv2d_operator();
 const Template& dense_nopack_template();
 const Template& dense_pack_template();
+const Template& dense_pack_ragged_template();
 const Template& conv2d_nchwc_template();
 const Template& depthwise_conv2d_nchwc_template();
 const Template& batch_matmul_template();
