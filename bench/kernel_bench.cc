@@ -5,8 +5,8 @@
 //                [--target 'llvm -mcpu=znver3'] [--json-out FILE]
 //
 // For each workload, kiln tunes each of the operator's templates with kiln tune's loop (xgb
-// tuner by default, fixed seed, `trials` configs each, every config built, checked and timed;
-// records go to --db), keeps the fastest, then times it and the peers with the same evaluator
+// tuner by default, fixed seed, `trials` configs each, the first being kiln's default config,
+// every config built, checked and timed; records go to --db), keeps the fastest, then times it and the peers with the same evaluator
 // (warm-up, 7 repeats of >= 50 ms, median).
 // Prints a table and one JSON line per workload:
 //   {"workload", "threads", "kiln_ms", "onednn_ms", "openblas_ms", "ratio"}
@@ -191,6 +191,9 @@ Best tune(const ops::Workload& raw, const Args& args, const Target& target, stor
   job_options.seed = args.seed;
   job_options.loop.n_trial = args.trials;
   job_options.loop.source = "kernel_bench";
+  // As kiln tune does for a model: kiln's default config is the first trial, so the tuned
+  // figure is never worse than the untuned one.
+  job_options.measure_fallback_first = true;
   tuner::TuneJob job(std::move(tasks), target, job_options);
   Result<tuner::TuneJobResult> result = job.run(builder, runner, db);
   if (!result.ok()) {
