@@ -6,9 +6,9 @@
 //
 // For each workload, kiln tunes each of the operator's templates with kiln tune's loop (xgb
 // tuner by default, fixed seed, `trials` configs each, the first being kiln's default config,
-// every config built, checked and timed; records go to --db), keeps the fastest, then times it and the peers with the same evaluator
-// (warm-up, 7 repeats of >= 50 ms, median).
-// Prints a table and one JSON line per workload:
+// every config built, checked and timed; records go to --db), then times the three fastest of
+// each template and the peers with the same evaluator (warm-up, 7 repeats of >= 50 ms, median)
+// and reports kiln's fastest. Prints a table and one JSON line per workload:
 //   {"workload", "threads", "kiln_ms", "onednn_ms", "openblas_ms", "ratio"}
 // with ratio = best library time / kiln time (> 1: kiln is faster), then the geometric mean of
 // the ratios per kind of layer (dense, 3x3 conv, 1x1 conv, depthwise conv). With --json-out, the
@@ -169,11 +169,24 @@ struct Best {
   int64_t valid = 0, tried = 0;
 };
 
+// A config that tuning measured among its template's fastest.
+struct Finalist {
+  const ops::Template* tmpl = nullptr;
+  ops::Workload workload;
+  ConfigEntity config;
+};
+
+// The configs of each template whose tuning measurements were fastest: the final timing
+// (kFinalTiming, longer than a trial's) picks among them, so that one trial's lucky run on a noisy
+// machine does not pick the config reported.
+constexpr size_t kFinalistsPerTemplate = 3;
+
 // kiln tune's loop (the chosen tuner, fixed seed and trial count, builder processes, isolated
-// runner) over every template of the operator, recording into `db`; returns the fastest config.
-Best tune(const ops::Workload& raw, const Args& args, const Target& target, store::Store& db) {
-  Best best;
-  double best_flops = 0;
+// runner) over every template of the operator, recording into `db`; returns the finalists of
+// every template (kFinalistsPerTemplate) and counts the configs tried and valid in `best`.
+std::vector<Finalist> tune(const ops::Workload& raw, const Args& args, const Target& target,
+                           store::Store& db, Best* best) {
+  std::vector<Finalist> finalists;
   builder::LocalBuildPool builder;
   runner::RunnerOptions options;
   options.measure.time = {.number = 1, .repeat = 3, .min_repeat_ms = 5};
@@ -198,23 +211,32 @@ Best tune(const ops::Workload& raw, const Args& args, const Target& target, stor
   Result<tuner::TuneJobResult> result = job.run(builder, runner, db);
   if (!result.ok()) {
     std::fprintf(stderr, "kernel_bench: %s\n", result.status().message().c_str());
-    return best;
+    return finalists;
   }
   for (const tuner::TuneTaskOutcome& outcome : result->tasks) {
-    const tuner::TuneProgress& p = outcome.progress;
     store::RecordFilter filter =
         store::RecordFilter::of_task({outcome.task.tmpl, outcome.task.workload, target});
-    best.tried += p.done;
+    best->tried += outcome.progress.done;
     filter.only_ok = true;
-    Result<int64_t> valid = db.count(filter);
-    best.valid += valid.ok() ? *valid : 0;
-    if (p.best && p.best_flops > best_flops) {
-      best_flops = p.best_flops;
-      best.tmpl = outcome.task.tmpl;
-      best.config = outcome.task.tmpl->space(outcome.task.workload).get(p.best->config_index);
+    filter.versions = store::Versions::kComparable;
+    Result<std::vector<store::Record>> records = db.records(filter);
+    if (!records.ok()) continue;
+    best->valid += static_cast<int64_t>(records->size());
+    std::sort(records->begin(), records->end(), [](const store::Record& a, const store::Record& b) {
+      return a.mean_cost() < b.mean_cost();
+    });
+    ConfigSpace space = outcome.task.tmpl->space(outcome.task.workload);
+    std::vector<int64_t> taken;
+    for (const store::Record& r : *records) {
+      if (taken.size() == kFinalistsPerTemplate) break;
+      if (std::find(taken.begin(), taken.end(), r.config_index) != taken.end()) continue;
+      Result<ConfigEntity> config = space.from_json_entities(r.entities);
+      if (!config.ok()) continue;
+      taken.push_back(r.config_index);
+      finalists.push_back({outcome.task.tmpl, outcome.task.workload, std::move(config).value()});
     }
   }
-  return best;
+  return finalists;
 }
 
 // The kind of layer a workload is, for the per-kind summary.
@@ -284,24 +306,29 @@ int run(const Args& args) {
   for (const std::string& text : workloads) {
     if (!args.only.empty() && text.find(args.only) == std::string::npos) continue;
     ops::Workload raw = *ops::Workload::parse(text);
-    Best best = tune(raw, args, target, *db);
+    Best best;
+    std::vector<Finalist> finalists = tune(raw, args, target, *db, &best);
     std::optional<double> kiln_ms, onednn_ms, openblas_ms;
-    if (best.tmpl) {
-      ops::Workload w = *best.tmpl->normalize(raw);
-      runner::MeasureOptions final_options;
-      final_options.time = kFinalTiming;
+    runner::MeasureOptions final_options;
+    final_options.time = kFinalTiming;
+    for (const Finalist& f : finalists) {
       MeasureResult m =
-          runner::measure_config(*best.tmpl, w, best.config, target, final_options, pool);
-      if (m.error == MeasureError::kNoError) {
-        kiln_ms = median(m.costs) * 1e3;
-      } else {
-        // E.g. a record store tuned by an older kiln whose best config this one rejects.
-        std::fprintf(stderr, "kernel_bench: %s: the best config %s failed its final run: %s %s\n",
-                     text.c_str(), best.config.entity_string().c_str(), measure_error_name(m.error),
+          runner::measure_config(*f.tmpl, f.workload, f.config, target, final_options, pool);
+      if (m.error != MeasureError::kNoError) {
+        // E.g. a record store tuned by an older kiln whose config this one rejects.
+        std::fprintf(stderr, "kernel_bench: %s: config %s failed its final run: %s %s\n",
+                     text.c_str(), f.config.entity_string().c_str(), measure_error_name(m.error),
                      m.message.c_str());
+        continue;
       }
-      raw = w;
+      const double ms = median(m.costs) * 1e3;
+      if (!kiln_ms || ms < *kiln_ms) {
+        kiln_ms = ms;
+        best.tmpl = f.tmpl;
+        best.config = f.config;
+      }
     }
+    if (best.tmpl) raw = *best.tmpl->normalize(raw);
     if (raw.op == "dense") {
       onednn_ms = onednn_dense_ms(raw);
       openblas_ms = openblas_dense_ms(raw);
