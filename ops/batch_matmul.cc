@@ -149,8 +149,12 @@ class BatchMatmul final : public Template {
     tile.k_outer = ko_n;
     tile.k_inner = kt;
     tile.row_block = ty;
-    tile.a = [&](const Expr& y, const Expr& k) { return x_buf.load({b, yo * ty + y, k}); };
-    tile.b = [&](const Expr& k, const Expr& x) { return yp.load({b, xo, k, x}); };
+    tile.a = [&](const Expr& y, const Expr& k_o, const Expr& k_i) {
+      return x_buf.load({b, yo * ty + y, k_o * Expr(kt) + k_i});
+    };
+    tile.b = [&](const Expr& k_o, const Expr& k_i, const Expr& x) {
+      return yp.load({b, xo, k_o * Expr(kt) + k_i, x});
+    };
     tile.write = [&](const Expr& y, const Expr& x, const Expr& value) {
       return ir::Store(out, {b, yo * ty + y, xo * bn + x}, value);
     };

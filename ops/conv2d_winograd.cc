@@ -312,8 +312,13 @@ class Conv2dWinogradTemplate final : public conv::Conv2dVariant {
     tile.k_outer = g.c / k_inner;
     tile.k_inner = k_inner;
     tile.row_block = ws.t_bn;
-    tile.a = [&](const Expr& y, const Expr& k) { return v.load({e, t0 + y, k}); };
-    tile.b = [&](const Expr& k, const Expr& x) { return u.load({e, occ, k, x}); };
+    auto k = [&](const Expr& ko, const Expr& ki) { return ko * Expr(k_inner) + ki; };
+    tile.a = [&](const Expr& y, const Expr& ko, const Expr& ki) {
+      return v.load({e, t0 + y, k(ko, ki)});
+    };
+    tile.b = [&](const Expr& ko, const Expr& ki, const Expr& x) {
+      return u.load({e, occ, k(ko, ki), x});
+    };
     tile.write = [&](const Expr& y, const Expr& x, const Expr& value) {
       return ir::Store(m, {e, occ, t0 + y, x}, value);
     };

@@ -30,7 +30,7 @@ double tile_efficiency(const RegisterTile& tile, const TargetInfo& target) {
 
 bool BestTile::offer(const RegisterTile& tile) {
   const double eff = tile_efficiency(tile, target_);
-  if (eff > efficiency_ + 1e-9 || (eff > efficiency_ - 1e-9 && tile.fmas > fmas_)) {
+  if (eff > efficiency_ + tie_ || (eff > efficiency_ - tie_ && tile.fmas > fmas_)) {
     efficiency_ = eff;
     fmas_ = tile.fmas;
     return true;

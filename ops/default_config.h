@@ -31,16 +31,18 @@ struct RegisterTile {
 // not fit the vector registers: it would spill.
 double tile_efficiency(const RegisterTile& tile, const TargetInfo& target);
 
-// Keeps the best of the tiles offered to it: the highest tile_efficiency, ties going to more
-// FMAs per step (fewer loop iterations around the tile), the first offered among equals.
+// Keeps the best of the tiles offered to it: the highest tile_efficiency, ties (efficiencies
+// within `tie` of each other) going to more FMAs per step (more FMA chains than the latency
+// needs, fewer loop iterations around the tile), the first offered among equals.
 class BestTile {
  public:
-  explicit BestTile(const TargetInfo& target) : target_(target) {}
+  explicit BestTile(const TargetInfo& target, double tie = 1e-9) : target_(target), tie_(tie) {}
   // True when `tile` beats every tile offered before: the caller then keeps its knobs.
   bool offer(const RegisterTile& tile);
 
  private:
   const TargetInfo& target_;
+  double tie_;
   double efficiency_ = -1.0;
   int64_t fmas_ = 0;
 };

@@ -103,8 +103,13 @@ ir::Stmt DenseBase::pack_weight(const Args& args, const Buffer& wp, const DenseS
 void DenseBase::bind_packed_tile(PackedMatmulTile* tile, const Args& args, const Buffer& wp,
                                  const DenseShape& s, const Expr& row0, const Expr& xb) {
   const int64_t bn = wp->shape.back();
-  tile->a = [=](const Expr& y, const Expr& k) { return args.a.load({row0 + y, k}); };
-  tile->b = [=](const Expr& k, const Expr& x) { return wp.load({xb, k, x}); };
+  const Expr k_inner(tile->k_inner);
+  tile->a = [=](const Expr& y, const Expr& ko, const Expr& ki) {
+    return args.a.load({row0 + y, ko * k_inner + ki});
+  };
+  tile->b = [=](const Expr& ko, const Expr& ki, const Expr& x) {
+    return wp.load({xb, ko * k_inner + ki, x});
+  };
   tile->write = [=](const Expr& y, const Expr& x, const Expr& value) {
     Expr col = xb * bn + x;
     return ir::Store(args.c, {row0 + y, col}, s.bias ? value + args.bias.load({col}) : value);

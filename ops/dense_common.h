@@ -50,7 +50,8 @@ class DenseBase : public Template {
   static ir::Stmt pack_weight(const Args& args, const ir::Buffer& wp, const DenseShape& s,
                               int64_t bn);
   // Sets `tile`'s operands and result for the output rows from `row0` and Wp's column block `xb`
-  // (of wp's bn lanes): A's rows, Wp's vectors, and C (plus the bias) written.
+  // (of wp's bn lanes): A's rows, Wp's vectors, and C (plus the bias) written. REQUIRES
+  // tile->k_inner set.
   static void bind_packed_tile(PackedMatmulTile* tile, const Args& args, const ir::Buffer& wp,
                                const DenseShape& s, const ir::Expr& row0, const ir::Expr& xb);
   // A packed template's program: the untimed stage `pack` (pack_weight), then `compute`.

@@ -4,7 +4,8 @@
 //
 //   CC = 0
 //   for ko (serial): for ki (unrolled, k_inner): for y (unrolled): for x (vectorized):
-//     CC[y, x] += A(y, ko * k_inner + ki) * B(ko * k_inner + ki, x)
+//     CC[y, x] += A(y, ko, ki) * B(ko, ki, x)
+// (a matrix product reads k = ko * k_inner + ki; a 1x1 convolution chunk ko, lane ki)
 //   for y (unrolled): for x (vectorized): write(y, x, CC[y, x])
 //
 // With row_block < rows (dense_pack's tile_inner), the rows go in blocks of row_block, each
@@ -30,9 +31,9 @@ struct PackedMatmulTile {
   int64_t k_outer = 1;    // serial k steps
   int64_t k_inner = 1;    // unrolled k steps per serial step (tile_k[-1])
   int64_t row_block = 1;  // rows per unrolled block (== rows for no blocking)
-  // The operands and the result, for tile row y, column x and reduction index k.
-  std::function<ir::Expr(const ir::Expr& y, const ir::Expr& k)> a;
-  std::function<ir::Expr(const ir::Expr& k, const ir::Expr& x)> b;
+  // The operands and the result, for tile row y, column x and reduction step (ko, ki).
+  std::function<ir::Expr(const ir::Expr& y, const ir::Expr& ko, const ir::Expr& ki)> a;
+  std::function<ir::Expr(const ir::Expr& ko, const ir::Expr& ki, const ir::Expr& x)> b;
   std::function<ir::Stmt(const ir::Expr& y, const ir::Expr& x, const ir::Expr& value)> write;
 };
 
@@ -49,8 +50,13 @@ inline constexpr int64_t kMaxRaggedRows = 16;
 struct DefaultMatmulTile {
   int64_t rows = 1, lanes = 1, k_inner = 1;
   int64_t accumulators = 1;  // vector registers of CC: independent FMA chains
+  double efficiency = 0;     // its modelled share of the FMA peak (tile_efficiency)
 };
 DefaultMatmulTile default_matmul_tile(int64_t m, int64_t n, int64_t k, const TargetInfo& target,
                                       bool rows_may_be_ragged = false);
+// The ragged row count default_matmul_tile would choose for tiles of exactly `lanes` columns, the
+// rows of A `row_stride_bytes` apart (k_inner left 1).
+DefaultMatmulTile default_ragged_rows(int64_t m, int64_t lanes, int64_t row_stride_bytes,
+                                      const TargetInfo& target);
 
 }  // namespace kiln::ops
