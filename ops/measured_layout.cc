@@ -59,7 +59,8 @@ int oldest_comparable_version(std::string_view template_name) {
 
 const std::vector<std::string_view>& templates_with_newer_measurements() {
   static const std::vector<std::string_view> kNames = {
-      "conv2d_NCHWc.x86", "depthwise_conv2d_NCHWc.x86", "conv2d_NCHWc_winograd.x86"};
+      "conv2d_NCHWc.x86", "depthwise_conv2d_NCHWc.x86", "conv2d_NCHWc_winograd.x86",
+      "conv2d_NCHWc_flat.x86"};
   return kNames;
 }
 

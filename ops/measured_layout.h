@@ -6,7 +6,8 @@
 // so their timed stage reads packed data and a packed kernel and writes the packed output; the
 // data's padding copy and the kernel packing stay in untimed stages (TVM's tuning gets both
 // ready). kiln's conv2d_NCHWc_winograd.x86 is measured the same way: its weight transform
-// (G g G^T) is untimed like the kernel packing, its data, GEMM and output transforms are timed.
+// (G g G^T) is untimed like the kernel packing, its data, GEMM and output transforms are timed;
+// so is kiln's conv2d_NCHWc_flat.x86 (1x1 convolutions in tiles of flattened output pixels).
 // In a compiled model the layout transforms are kernels of their own (compiler/).
 //
 // This file is the one place that knows it: everything that instantiates a config in order to

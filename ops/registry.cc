@@ -6,9 +6,11 @@ namespace {
 
 std::vector<const Template*>& registry() {
   static std::vector<const Template*> templates = {
-      &dense_nopack_template(),           &dense_pack_template(),   &conv2d_nchwc_template(),
-      &depthwise_conv2d_nchwc_template(), &batch_matmul_template(), &conv2d_winograd_template(),
-      &conv2d_ragged_template(),          &group_conv2d_template(), &dense_pack_ragged_template()};
+      &dense_nopack_template(),      &dense_pack_template(),
+      &conv2d_nchwc_template(),      &depthwise_conv2d_nchwc_template(),
+      &batch_matmul_template(),      &conv2d_winograd_template(),
+      &conv2d_ragged_template(),     &group_conv2d_template(),
+      &dense_pack_ragged_template(), &conv2d_flat_template()};
   return templates;
 }
 

@@ -78,6 +78,7 @@ const Template& depthwise_conv2d_nchwc_template();
 const Template& batch_matmul_template();
 const Template& conv2d_winograd_template();
 const Template& conv2d_ragged_template();
+const Template& conv2d_flat_template();
 const Template& group_conv2d_template();
 
 }  // namespace kiln::ops

@@ -1,5 +1,5 @@
-// ActivationLayout of Template::instantiate: conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86 and
-// conv2d_NCHWc_winograd.x86 read
+// ActivationLayout of Template::instantiate: conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86,
+// conv2d_NCHWc_winograd.x86 and conv2d_NCHWc_flat.x86 read
 // their data as NCHW{b}c ([n, c/b, h, w, b]) for any block b dividing C and write their output as
 // NCHW{oc_bn}c ([n, k/oc_bn, p, q, oc_bn], oc_bn = tile_oc[-1]) on request. For awkward
 // workloads and configs of each space, every combination of data block (NCHW, tile_ic[-1], another
@@ -299,8 +299,10 @@ INSTANTIATE_TEST_SUITE_P(
         // Winograd: partial 4x4 tiles in both dimensions, padding 0, 1 and uneven, batch 2.
         Case{"conv2d_NCHWc_winograd.x86", "conv2d:N=1,C=24,H=7,W=9,K=12,R=3,S=3,pad=1"},
         Case{"conv2d_NCHWc_winograd.x86", "conv2d:N=2,C=6,H=11,W=10,K=10,R=3,S=3"},
-        Case{"conv2d_NCHWc_winograd.x86",
-             "conv2d:N=1,C=18,H=8,W=13,K=12,R=3,S=3,pad_h=1,pad_w=2"}));
+        Case{"conv2d_NCHWc_winograd.x86", "conv2d:N=1,C=18,H=8,W=13,K=12,R=3,S=3,pad_h=1,pad_w=2"},
+        // Flat pixel tiles: a last tile of fewer pixels, rows crossed, stride 2, batch 2.
+        Case{"conv2d_NCHWc_flat.x86", "conv2d:N=2,C=12,H=9,W=8,K=24,R=1,S=1,stride=2"},
+        Case{"conv2d_NCHWc_flat.x86", "conv2d:N=1,C=24,H=5,W=7,K=36,R=1,S=1"}));
 
 // The same as LLVM code, on 3 threads: a few configs per template.
 class ConvLayoutLlvm : public ::testing::TestWithParam<Case> {};
@@ -316,7 +318,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"depthwise_conv2d_NCHWc.x86",
                            "depthwise_conv2d:N=2,C=12,H=10,W=11,R=3,S=3,stride=2,pad=1"},
                       Case{"conv2d_NCHWc_winograd.x86",
-                           "conv2d:N=2,C=12,H=9,W=7,K=20,R=3,S=3,pad=1"}));
+                           "conv2d:N=2,C=12,H=9,W=7,K=20,R=3,S=3,pad=1"},
+                      Case{"conv2d_NCHWc_flat.x86", "conv2d:N=1,C=24,H=7,W=7,K=36,R=1,S=1"}));
 
 // Data that arrives in the kernel's own block is read in place: no pack_data stage, no data_vec
 // workspace, the same sums. With nothing to pad (1x1, pad 0, the tiles inside the input) it is

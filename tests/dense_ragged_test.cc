@@ -19,10 +19,9 @@ namespace {
 const Template& ragged() { return dense_pack_ragged_template(); }
 const Template& pack() { return dense_pack_template(); }
 
-// simd lanes, vector registers, FMA units, FMA latency, L1, L2.
-const TargetInfo kAvx512{16, 32, 2, 4, 48 * 1024, 1024 * 1024};
-const TargetInfo kAvx2{8, 16, 2, 4, 32 * 1024, 512 * 1024};
-const TargetInfo kNeon{4, 32, 2, 4, 64 * 1024, 1024 * 1024};
+const TargetInfo& kAvx512 = kTestAvx512;
+const TargetInfo& kAvx2 = kTestAvx2;
+const TargetInfo& kNeon = kTestNeon;
 
 // The first config of `w`'s space with `rows` rows, bn lanes and k_inner unrolled k steps.
 ConfigEntity with(const Workload& w, int64_t rows, int64_t bn, int64_t k_inner) {

@@ -31,6 +31,12 @@ inline void PrintTo(const Case& c, std::ostream* os) {
 }
 
 // `text` parsed and normalized by `t`; a parse or normalization error fails the test.
+// Targets as kiln describes them (simd lanes, vector registers, FMA units, FMA latency, L1, L2)
+// for the default-config tests: 32 AVX-512 registers, 16 AVX2 ones, a Neon core.
+inline const TargetInfo kTestAvx512{16, 32, 2, 4, 48 * 1024, 1024 * 1024};
+inline const TargetInfo kTestAvx2{8, 16, 2, 4, 32 * 1024, 512 * 1024};
+inline const TargetInfo kTestNeon{4, 32, 2, 4, 64 * 1024, 1024 * 1024};
+
 inline Workload normalized(const Template& t, const std::string& text) {
   auto parsed = Workload::parse(text);
   EXPECT_TRUE(parsed.ok()) << parsed.status().message();
