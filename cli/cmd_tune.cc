@@ -406,8 +406,10 @@ Command add_tune_command(CLI::App& app) {
   cmd->add_flag("--no-winograd", o->no_winograd,
                 "model: tune only TVM's tasks, not also kiln's own templates: "
                 "conv2d_NCHWc_winograd.x86 for the 3x3 stride-1 convolutions and "
-                "conv2d_NCHWc_ragged.x86 for those whose K is off the widest vector (`kiln "
-                "compile` uses a template's record only where it measured faster)");
+                "conv2d_NCHWc_ragged.x86 for those whose K is off the widest vector, "
+                "conv2d_NCHWc_flat.x86 for the 1x1 ones without padding and "
+                "dense_pack_ragged.x86 for dense with M >= 8 (`kiln compile` uses a template's "
+                "record only where it measured faster)");
   cmd->add_option("--loss", o->tuner_settings.loss, "xgb tuners: rank, reg or rank-binary");
   cmd->add_option("--feature", o->tuner_settings.feature, "xgb tuners: itervar, knob or curve");
   cmd->add_option("--diversity-filter-ratio", o->tuner_settings.diversity_filter_ratio,
