@@ -239,6 +239,24 @@ void PrintConfigSources(const ModelArtifact& model, const std::vector<double>& s
   }
 }
 
+// The floating-point throughput of each template kernel, in GFLOPS, by step index: on the
+// kernel's last step (the one carrying its flop), over the time of its template-kernel steps
+// (the consecutive steps with its label, data packing aside). Steps without flop are absent.
+std::map<size_t, double> KernelGflops(const ModelArtifact& model,
+                                      const std::vector<double>& seconds, int repeat) {
+  std::map<size_t, double> gflops;
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    const ModelStep& step = model.steps[i];
+    if (step.flop <= 0) continue;
+    double kernel_seconds = 0;
+    for (size_t j = i + 1; j-- > 0 && model.steps[j].label == step.label;) {
+      if (step_kind(model.steps[j]) == StepKind::kTemplateKernel) kernel_seconds += seconds[j];
+    }
+    if (kernel_seconds > 0) gflops[i] = step.flop * repeat / kernel_seconds * 1e-9;
+  }
+  return gflops;
+}
+
 // Per-step times over `repeat` profiled runs, the `top` slowest steps first, then the time per
 // kind of step (cli/step_kind.h) with the executor's overhead (the timed runs' mean less
 // the steps' sum), which add up to that mean; with --db, the mean against the records' estimate.
@@ -255,9 +273,15 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms,
             [&](size_t a, size_t b) { return seconds[a] > seconds[b]; });
   std::printf("profile: %.4f ms per run in %zu steps; the slowest:\n", total * 1e3 / repeat,
               seconds.size());
+  const std::map<size_t, double> gflops = KernelGflops(exec.model(), seconds, repeat);
   for (size_t k = 0; k < order.size() && k < static_cast<size_t>(top); ++k) {
     const ModelStep& step = exec.model().steps[order[k]];
-    const std::string source = step.config_source.empty() ? "" : ", " + step.config_source;
+    std::string source = step.config_source.empty() ? "" : ", " + step.config_source;
+    if (auto it = gflops.find(order[k]); it != gflops.end()) {
+      char text[32];
+      std::snprintf(text, sizeof text, ", %.1f GFLOPS", it->second);
+      source += text;
+    }
     std::printf("  %8.4f ms %5.1f%%  #%-3zu %s (%s%s)\n", seconds[order[k]] * 1e3 / repeat,
                 100 * seconds[order[k]] / total, order[k], step.label.c_str(), step.symbol.c_str(),
                 source.c_str());
@@ -277,8 +301,15 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms,
     std::printf("  %-18s %10.4f ms %6.1f%%  (%d step%s)\n",
                 std::string(step_kind_name(kind)).c_str(), ms, 100 * ms / mean_ms, steps,
                 steps == 1 ? "" : "s");
-    if (kind == StepKind::kTemplateKernel)
+    if (kind == StepKind::kTemplateKernel) {
       PrintConfigSources(exec.model(), seconds, repeat, mean_ms);
+      double flop = 0;
+      for (const ModelStep& step : exec.model().steps) flop += step.flop;
+      if (flop > 0 && ms > 0) {
+        std::printf("    %.1f GFLOPS: the template kernels' flop over their time\n",
+                    flop / ms * 1e-6);
+      }
+    }
   }
   std::printf(
       "  %-18s %10.4f ms %6.1f%%  (the mean less the steps' sum%s)\n", "executor overhead",

@@ -124,6 +124,9 @@ Status assemble_model(KernelGraph g, const Target& target, int jobs, ModelArtifa
       }
       steps.push_back(std::move(step));
     }
+    if (kernel.flop > 0 && !steps.empty() && steps.back().label == kernel.label) {
+      steps.back().flop = kernel.flop;
+    }
   }
 
   // Keep the values the steps, inputs and outputs use; constants go into the blob, 64-byte

@@ -23,6 +23,7 @@ struct Kernel {
   std::vector<int> values;
   std::string label;
   std::string config_source;  // a tuned operator's kernel: "tuned", "predicted" or "default"
+  double flop = 0;            // a tuned operator's kernel: its template's flop (ModelStep)
 };
 
 struct KernelGraph {

@@ -111,28 +111,29 @@ class EpilogueInputs {
   explicit EpilogueInputs(const Graph& graph) : graph_(graph) {}
   // tensor[idx] in its logical (NCHW) layout.
   ir::Expr load(const std::string& tensor, const std::vector<ir::Expr>& idx) {
-    return buffer_for(tensor, false, buffer_shape(graph_.tensor(tensor).shape)).load(idx);
+    return buffer_for(tensor, 0, buffer_shape(graph_.tensor(tensor).shape)).load(idx);
   }
-  // tensor[idx] in its NCHW{b}c layout, of `packed_shape`.
+  // tensor[idx] in the NCHW{b}c layout of `packed_shape` ([n, c / b, h, w, b]).
   ir::Expr load_packed(const std::string& tensor, const std::vector<ir::Expr>& idx,
                        const std::vector<int64_t>& packed_shape) {
-    return buffer_for(tensor, true, packed_shape).load(idx);
+    return buffer_for(tensor, packed_shape.at(4), packed_shape).load(idx);
   }
   struct Input {
     std::string tensor;
-    bool packed = false;
+    int64_t block = 0;  // the layout it is read in: NCHW{block}c, or 0 for the logical one
     ir::Buffer buffer;
   };
   const std::vector<Input>& inputs() const { return inputs_; }
 
  private:
-  const ir::Buffer& buffer_for(const std::string& tensor, bool packed,
+  const ir::Buffer& buffer_for(const std::string& tensor, int64_t block,
                                const std::vector<int64_t>& shape) {
     for (const Input& in : inputs_) {
-      if (in.tensor == tensor && in.packed == packed) return in.buffer;
+      if (in.tensor == tensor && in.block == block) return in.buffer;
     }
-    std::string name = std::string(packed ? "epi_packed_" : "epi_") + symbol_safe(tensor);
-    inputs_.push_back({tensor, packed, ir::Buffer(name, shape, ir::BufferScope::kArgument)});
+    std::string name = block > 0 ? "epi_packed" + std::to_string(block) + "_" + symbol_safe(tensor)
+                                 : "epi_" + symbol_safe(tensor);
+    inputs_.push_back({tensor, block, ir::Buffer(name, shape, ir::BufferScope::kArgument)});
     return inputs_.back().buffer;
   }
 
@@ -223,8 +224,9 @@ class ModelEmitter {
   Result<int> operand(const std::string& tensor, const std::vector<int64_t>& batch, bool transpose,
                       const std::string& label);
   // `config_source`: a tuned operator's kernel, where its config came from (ModelStep).
+  // `flop`: a tuned operator's kernel, its template's floating-point operations.
   void add_kernel(ir::Program program, std::vector<int> values, std::string label,
-                  std::string config_source = {});
+                  std::string config_source = {}, double flop = 0);
   void mark_done(const Node& node);
 
   Result<Choice> choose_config(size_t index, const ops::Workload& workload);
@@ -245,6 +247,8 @@ class ModelEmitter {
   // NCHW{block}c for the convs that read them; value_of unpacks one on demand for any other
   // reader.
   std::map<std::string, Packed> packed_;
+  // Copies of packed tensors in another block, for fused epilogues that write that block.
+  std::map<std::pair<std::string, int64_t>, int> repacked_;
   std::set<std::string> graph_outputs_;
   std::map<std::string, std::vector<size_t>> consumers_;
   std::vector<bool> fused_;
@@ -337,8 +341,23 @@ int ModelEmitter::produced_packed(const std::string& tensor,
 }
 
 Result<int> ModelEmitter::extra_input_value(const EpilogueInputs::Input& input) {
-  if (input.packed) return packed_.at(input.tensor).value;
-  return value_of(input.tensor);
+  if (input.block == 0) return value_of(input.tensor);
+  const Packed& packed = packed_.at(input.tensor);
+  if (packed.block == input.block) return packed.value;
+  // NCHW{a}c -> NCHW{b}c, once per tensor and block.
+  auto [it, added] = repacked_.try_emplace({input.tensor, input.block}, -1);
+  if (!added) return it->second;
+  ir::Program repack =
+      repack_program(ir::Buffer("in", kg_.values[packed.value].shape, ir::BufferScope::kArgument),
+                     ir::Buffer("out", input.buffer->shape, ir::BufferScope::kArgument),
+                     "repack" + std::to_string(input.block) + "_" + symbol_safe(input.tensor));
+  it->second = add_value(input.tensor + "/NCHW" + std::to_string(input.block) + "c",
+                         input.buffer->shape, ModelValueKind::kIntermediate);
+  ++layout_transforms_;
+  add_kernel(std::move(repack), {packed.value, it->second},
+             "layout NCHW" + std::to_string(packed.block) + "c -> NCHW" +
+                 std::to_string(input.block) + "c of " + input.tensor);
+  return it->second;
 }
 
 int ModelEmitter::produced_value(const std::string& tensor) {
@@ -350,11 +369,11 @@ int ModelEmitter::produced_value(const std::string& tensor) {
 }
 
 void ModelEmitter::add_kernel(ir::Program program, std::vector<int> values, std::string label,
-                              std::string config_source) {
+                              std::string config_source, double flop) {
   KILN_CHECK(values.size() == program.buffers.size())
       << label << ": " << values.size() << " values for " << program.buffers.size() << " buffers";
   kg_.kernels.push_back(
-      {std::move(program), std::move(values), std::move(label), std::move(config_source)});
+      {std::move(program), std::move(values), std::move(label), std::move(config_source), flop});
 }
 
 void ModelEmitter::mark_done(const Node& node) {
@@ -603,6 +622,7 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
       choice.tmpl->instantiate(choice.workload, choice.config, target_info_, layout));
   std::string label = node.describe() + " [" + std::string(choice.tmpl->name()) + "]";
   const std::string source(config_source_name(choice.source));
+  const double flop = choice.tmpl->flop(choice.workload);
   if (packed) {
     // The kernel's data packing converts when its blocks are not the producer's (or NCHW).
     if (blocks && blocks->in != layout.data_block) ++layout_transforms_;
@@ -650,9 +670,8 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
       // A packed tensor of the output's shape and block is read where the output is written.
       if (out_block > 0 && p != packed_.end() && graph_.tensor(name).shape == anchor_shape) {
         record_use(p->second, index, EdgeUse::kEpilogue, name);
-        if (p->second.block == out_block) {
-          return extras.load_packed(name, stored, kg_.values[p->second.value].shape);
-        }
+        // In another block, through a copy in the output's (extra_input_value).
+        if (p->second.block > 0) return extras.load_packed(name, stored, out_buffer->shape);
       }
       return extras.load(name, at);
     };
@@ -717,7 +736,7 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
         args.push_back(add_value(label + "/" + program.buffers[i]->name, program.buffers[i]->shape,
                                  ModelValueKind::kIntermediate));
       }
-      add_kernel(std::move(program), std::move(args), label, source);
+      add_kernel(std::move(program), std::move(args), label, source, flop);
       apply_values.push_back(produced_value(result));
       add_kernel(std::move(apply), std::move(apply_values), label + " epilogue");
       done_.insert(anchor);
@@ -729,7 +748,7 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
     args.push_back(add_value(label + "/" + program.buffers[i]->name, program.buffers[i]->shape,
                              ModelValueKind::kIntermediate));
   }
-  add_kernel(std::move(program), std::move(args), label, source);
+  add_kernel(std::move(program), std::move(args), label, source, flop);
   done_.insert(anchor);
   for (const Node* n : chain) mark_done(*n);
   return Status::Ok();

@@ -22,8 +22,9 @@ double edge_cost(const std::vector<PlanNode>& nodes, const PlanEdge& e, const Tr
   int64_t from = nodes[e.producer].candidates[cp].out_block;
   int64_t to = read_block(e, nodes[e.consumer].candidates[cc]);
   if (from == to) return 0;
-  // A mismatched epilogue read goes through an NCHW copy of the producer's output.
-  if (e.use == EdgeUse::kEpilogue) return cost(e.shape, from, 0, true);
+  // A mismatched epilogue read goes through a copy of the producer's output in the block the
+  // consumer writes (an NCHW copy where either side is NCHW).
+  if (e.use == EdgeUse::kEpilogue) return cost(e.shape, from, from > 0 ? to : 0, true);
   return cost(e.shape, from, to, e.in_place);
 }
 

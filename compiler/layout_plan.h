@@ -51,7 +51,7 @@ enum class EdgeUse {
   kData,      // as the conv's data: converted from the producer's block to the consumer's in_block
   kEpilogue,  // in the consumer's fused epilogue (ResNet's residual Add), where the consumer
               // writes: read as it is when the producer's block is the consumer's out_block,
-              // otherwise through an NCHW copy (a transform to NCHW)
+              // otherwise through a copy in that block (NCHW where either side is NCHW)
 };
 
 struct PlanEdge {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/lowering_util.h"
+#include "ops/conv_common.h"
 
 namespace kiln::compiler {
 
@@ -122,6 +123,16 @@ ir::Program unpack_program(const ir::Buffer& in, const ir::Buffer& out, int lane
                            ir::For(f, ps[0] * ps[1] * ps[2], LoopKind::kParallel,
                                    ir::For(l, b, LoopKind::kSerial, columns)),
                            name);
+}
+
+ir::Program repack_program(const ir::Buffer& in, const ir::Buffer& out, const std::string& name) {
+  const std::vector<int64_t>& from = in->shape;  // n, c / a, h, w, a
+  ops::conv::Geometry g;
+  g.n = from[0];
+  g.c = g.k = from[1] * from[4];
+  g.h = g.p = from[2];
+  g.w = g.q = from[3];
+  return one_stage_program(in, out, ops::conv::pack_data(g, out->shape[4], in, out), name);
 }
 
 ir::Program copy_program(int64_t elements, const std::string& name) {

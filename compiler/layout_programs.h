@@ -31,6 +31,12 @@ ir::Program pointwise_program(const std::vector<int64_t>& shape, int lanes, cons
 ir::Program unpack_program(const ir::Buffer& in, const ir::Buffer& out, int lanes,
                            const std::string& name);
 
+// `in` NCHW[a]c [n, c / a, h, w, a] -> `out` NCHW[b]c [n, c / b, h, w, b], both blocks dividing
+// c: a conv's packed output for a reader that takes another block (a fused epilogue writing
+// NCHW[b]c). Copies in contiguous runs of gcd(a, b) channels, as a conv's data packing does.
+// Buffers: in, out.
+ir::Program repack_program(const ir::Buffer& in, const ir::Buffer& out, const std::string& name);
+
 // out = in, `elements` floats. Buffers: in, out.
 ir::Program copy_program(int64_t elements, const std::string& name);
 

@@ -1,5 +1,6 @@
 #include "runtime/model_artifact.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -92,6 +93,7 @@ json HeaderJson(const ModelArtifact& model) {
   for (const ModelStep& s : model.steps) {
     json step = {{"symbol", s.symbol}, {"buffers", s.buffers}, {"label", s.label}};
     if (!s.config_source.empty()) step["config_source"] = s.config_source;
+    if (s.flop > 0) step["flop"] = s.flop;
     steps.push_back(std::move(step));
   }
   return {{"kiln_version", model.kiln_version},
@@ -140,6 +142,13 @@ Status HeaderFromJson(const json& h, ModelArtifact* model, const std::string& la
           s.config_source != "default") {
         return InvalidArgument(label + ": step '" + s.label + "' has unknown config_source '" +
                                s.config_source + "' (expected tuned, predicted or default)");
+      }
+    }
+    if (j.contains("flop")) {
+      s.flop = j.at("flop").get<double>();
+      if (!(s.flop > 0) || !std::isfinite(s.flop)) {
+        return InvalidArgument(label + ": step '" + s.label + "' has flop " + j.at("flop").dump() +
+                               " (expected a positive number)");
       }
     }
     model->steps.push_back(std::move(s));

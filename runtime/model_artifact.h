@@ -60,6 +60,9 @@ struct ModelStep {
   // A tuned operator's kernel: where its config came from, "tuned", "predicted" or "default"
   // (compiler/untuned_config.h); empty for every other step and in artifacts before it was kept.
   std::string config_source;
+  // A tuned operator's kernel: its template's floating-point operations, on the kernel's last
+  // step (the one that writes its output); 0 on every other step and in older artifacts.
+  double flop = 0;
 };
 
 struct ModelArtifact {

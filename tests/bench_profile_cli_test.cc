@@ -66,7 +66,13 @@ TEST(BenchProfileCli, KindsAddUpToTheMeanAndTheEstimateIsCompared) {
       << r.output;
   EXPECT_NE(r.output.find("x the estimate"), std::string::npos) << r.output;
   // The three dense kernels are tuned: the slowest steps say so, and so does their subtotal.
-  EXPECT_NE(r.output.find(", tuned)"), std::string::npos) << r.output;
+  // Each says its floating-point rate, as does the kernels' subtotal.
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(, tuned, [0-9.]+ GFLOPS\))"))) << r.output;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex(R"(\n    ([0-9.]+) GFLOPS: the template kernels' flop over their time)")))
+      << r.output;
+  EXPECT_GT(std::stod(m[1]), 0) << r.output;
   EXPECT_TRUE(std::regex_search(
       r.output, std::regex(R"(\n    tuned +[0-9.]+ ms +[0-9.]+%  \(3 steps with tuned configs\))")))
       << r.output;

@@ -48,7 +48,9 @@ std::string ParseError(std::string_view bytes) {
 // The file format
 
 TEST(ModelArtifactTest, SerializeParseRoundTrip) {
-  const ModelArtifact m = hand_model(/*second_output=*/true);
+  ModelArtifact m = hand_model(/*second_output=*/true);
+  m.steps[1].config_source = "tuned";
+  m.steps[1].flop = 12345;
   auto parsed = parse_model(serialize_model(m), "m.kiln");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(parsed->kiln_version, m.kiln_version);
@@ -69,6 +71,8 @@ TEST(ModelArtifactTest, SerializeParseRoundTrip) {
     EXPECT_EQ(parsed->steps[i].symbol, m.steps[i].symbol);
     EXPECT_EQ(parsed->steps[i].buffers, m.steps[i].buffers);
     EXPECT_EQ(parsed->steps[i].label, m.steps[i].label);
+    EXPECT_EQ(parsed->steps[i].config_source, m.steps[i].config_source);
+    EXPECT_EQ(parsed->steps[i].flop, m.steps[i].flop);
   }
   EXPECT_EQ(parsed->shared_object, m.shared_object);
   EXPECT_EQ(parsed->constants, m.constants);
@@ -219,6 +223,18 @@ TEST(ModelArtifactTest, MalformedHeadersPastTheChecksum) {
             std::string::npos);
   EXPECT_NE(ParseError(EditHeader("\"shape\":[1024]", "\"shape\":\"1024\"")).find("malformed"),
             std::string::npos);
+}
+
+TEST(ModelArtifactTest, AStepsFlopMustBePositive) {
+  ModelArtifact m = hand_model();
+  m.steps[1].flop = 12345;
+  std::string bytes = serialize_model(m);
+  const size_t at = bytes.find("\"flop\":12345.0");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 14, "\"flop\":-2345.0");
+  const std::string error = ParseError(Reseal(bytes));
+  EXPECT_NE(error.find("has flop -2345.0 (expected a positive number)"), std::string::npos)
+      << error;
 }
 
 TEST(ModelArtifactTest, ConstantsNotWholeFloats) {

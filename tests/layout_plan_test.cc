@@ -165,19 +165,27 @@ TEST(LayoutPlan, ResidualBlockIsNoWorseThanPerNodeBestAndLocallyOptimal) {
   }
 }
 
-TEST(LayoutPlan, AnEpilogueReadInAnotherBlockCostsAnNchwCopy) {
+TEST(LayoutPlan, AnEpilogueReadInAnotherBlockCostsAWholeCopyInTheBlockItWrites) {
   std::vector<PlanNode> nodes = {{{{0, 16, 1.0}}}, {{{16, 8, 1.0}}}};
   std::vector<PlanEdge> edges = {{0, 1, EdgeUse::kEpilogue, kShape}};
   std::vector<int64_t> asked;
-  TransformCost cost = [&](const std::vector<int64_t>& shape, int64_t from, int64_t to, bool) {
+  bool whole = false;
+  TransformCost cost = [&](const std::vector<int64_t>& shape, int64_t from, int64_t to, bool w) {
     EXPECT_EQ(shape, kShape);
     asked = {from, to};
+    whole = w;
     return 0.5;
   };
   Result<LayoutPlan> plan = plan_layouts(nodes, edges, cost);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->transforms, 1);
-  EXPECT_EQ(asked, (std::vector<int64_t>{16, 0}));  // to NCHW, not to block 8
+  EXPECT_EQ(asked, (std::vector<int64_t>{16, 8}));  // to the consumer's output block
+  EXPECT_TRUE(whole);
+  // A consumer writing NCHW (a ragged block) reads an NCHW copy.
+  nodes[1].candidates[0].out_block = 0;
+  plan = plan_layouts(nodes, edges, cost);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(asked, (std::vector<int64_t>{16, 0}));
 }
 
 TEST(LayoutPlan, BadGraphsAreErrorsNamingThePlace) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,6 +46,14 @@ double relative_error(std::span<const float> y, const std::vector<float>& ref) {
     scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
   }
   return err / scale;
+}
+
+// `size` floats drawn uniformly from [-1, 1).
+std::vector<float> uniform_floats(std::mt19937& rng, size_t size) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(size);
+  for (float& x : v) x = u(rng);
+  return v;
 }
 
 class TempDir {
@@ -224,6 +233,105 @@ TEST(CompiledModel, PlannedLayoutsOverSeveralRecordsPerWorkloadStayCorrect) {
   }
 }
 
+// A residual Add read by a conv that writes another block than the Add's producer: the producer's
+// output is copied once into the consumer's block (a "layout NCHW8c -> NCHW16c" step, not an NCHW
+// copy read lane by lane in the epilogue), and the result equals a direct computation.
+//   a = Conv1x1(x) (16 -> 32, writes NCHW8c), b = Conv1x1(a) + a (32 -> 32, writes NCHW16c),
+//   y = Conv1x1(b) (32 -> 16)
+TEST(CompiledModel, AResidualInAnotherBlockIsCopiedIntoTheBlockItIsAddedIn) {
+  const int64_t c = 16, k = 32, h = 6, w = 5;
+  testing::OnnxModel m;
+  m.input("x", {1, c, h, w});
+  std::mt19937 rng(5);
+  auto random = [&](size_t size) { return uniform_floats(rng, size); };
+  std::vector<float> w1 = random(k * c), w2 = random(k * k), w3 = random(c * k);
+  m.floats("W1", {k, c, 1, 1}, w1);
+  m.floats("W2", {k, k, 1, 1}, w2);
+  m.floats("W3", {c, k, 1, 1}, w3);
+  m.node("Conv", {"x", "W1"}, {"a"});
+  m.node("Conv", {"a", "W2"}, {"conv2"});
+  m.node("Add", {"conv2", "a"}, {"b"});
+  m.node("Conv", {"b", "W3"}, {"y"});
+  m.output("y");
+  std::string path = m.write("residual_blocks");
+  Result<frontend::Graph> graph = frontend::import_onnx(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+
+  // Records fast enough to win the plan: the first conv writes block 8, the second reads 8 and
+  // writes 16, the third reads 16.
+  const std::map<std::string, std::pair<int64_t, int64_t>> blocks = {
+      {"C=16,H=6,K=32", {16, 8}}, {"C=32,H=6,K=32", {8, 16}}, {"C=32,H=6,K=16", {16, 16}}};
+  Target host = builder::host_target();
+  std::vector<store::Record> records;
+  for (const frontend::ModelTask& t : frontend::extract_tasks(*graph).tasks) {
+    if (t.tmpl->name() != "conv2d_NCHWc.x86") continue;
+    ops::Workload wl = *t.tmpl->normalize(t.workload);
+    const std::string text = wl.to_string();
+    auto it = std::find_if(blocks.begin(), blocks.end(),
+                           [&](const auto& b) { return text.find(b.first) != std::string::npos; });
+    ASSERT_NE(it, blocks.end()) << text;
+    auto [ic_bn, oc_bn] = it->second;
+    const int64_t cin = wl.at("C"), cout = wl.at("K");
+    ConfigSpace space = t.tmpl->space(wl);
+    Result<ConfigEntity> config =
+        space.make_config({{"tile_ic", SplitEntity{{cin / ic_bn, ic_bn}}},
+                           {"tile_oc", SplitEntity{{cout / oc_bn, oc_bn}}},
+                           {"tile_ow", SplitEntity{{1, w}}},
+                           {"tile_oh", OtherOptionEntity{1}}});
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    records.push_back(test_record(host, t, wl, space, config->index(), 1e-9));
+  }
+  ASSERT_EQ(records.size(), 3u);
+  TempDir dir;
+  const std::string db_path = (dir / "tuned.db").string();
+  {
+    auto db = store::open_store(db_path);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    ASSERT_TRUE((*db)->append(records).ok());
+  }
+  auto db = store::open_store(db_path, /*read_only=*/true);
+  ASSERT_TRUE(db.ok());
+  compiler::CompileOptions options;
+  options.store = db->get();
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, options);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  int repacks = 0;
+  for (const ModelStep& step : artifact->steps) {
+    EXPECT_EQ(step.label.find("-> NCHW of"), std::string::npos) << step.label;
+    repacks += step.label == "layout NCHW8c -> NCHW16c of a";
+  }
+  EXPECT_EQ(repacks, 1);
+
+  std::vector<float> x = random(c * h * w);
+  std::vector<double> a(k * h * w), b(k * h * w), y(c * h * w);
+  auto conv = [&](const std::vector<float>& weight, int64_t cin, int64_t cout, auto in, auto out) {
+    for (int64_t o = 0; o < cout; ++o) {
+      for (int64_t p = 0; p < h * w; ++p) {
+        double acc = 0;
+        for (int64_t i = 0; i < cin; ++i) acc += weight[o * cin + i] * in(i * h * w + p);
+        out(o * h * w + p, acc);
+      }
+    }
+  };
+  conv(
+      w1, c, k, [&](int64_t i) { return double{x[i]}; }, [&](int64_t i, double v) { a[i] = v; });
+  conv(
+      w2, k, k, [&](int64_t i) { return a[i]; }, [&](int64_t i, double v) { b[i] = v + a[i]; });
+  conv(
+      w3, k, c, [&](int64_t i) { return b[i]; }, [&](int64_t i, double v) { y[i] = v; });
+  for (int threads : {1, 2}) {
+    auto exec = GraphExecutor::create(*artifact, threads);
+    ASSERT_TRUE(exec.ok()) << exec.status().message();
+    ASSERT_TRUE((*exec)->set_input("x", x).ok());
+    (*exec)->run();
+    std::span<const float> out = (*exec)->get_output(0);
+    ASSERT_EQ(out.size(), y.size());
+    double max_err = 0;
+    for (size_t i = 0; i < y.size(); ++i) max_err = std::max(max_err, std::abs(out[i] - y[i]));
+    EXPECT_LT(max_err, 1e-4) << threads << " threads";
+  }
+}
+
 // Conv -> BatchNormalization -> Relu -> Add(residual) -> Clip: BN folded into the conv, the three
 // elementwise nodes fused into its write-back, and the result equal to a direct computation.
 TEST(CompiledModel, FoldsBatchNormAndFusesTheEpilogue) {
@@ -311,12 +419,7 @@ TEST(CompiledModel, ABatchedMatMulFusesItsEpilogue) {
   m.input("x", {2, 3, 8});
   m.input("res", {2, 3, 16});
   std::mt19937 rng(4);
-  std::uniform_real_distribution<float> u(-1, 1);
-  auto random = [&](size_t size) {
-    std::vector<float> v(size);
-    for (float& x : v) x = u(rng);
-    return v;
-  };
+  auto random = [&](size_t size) { return uniform_floats(rng, size); };
   const std::vector<float> weight = random(8 * 16), bias = random(16);
   m.floats("W", {8, 16}, weight);
   m.floats("B", {16}, bias);
@@ -403,12 +506,7 @@ TEST(CompiledModel, PoolsBetweenConvsStayPackedAndExact) {
   testing::OnnxModel m;
   m.input("x", {1, c, h, w});
   std::mt19937 rng(11);
-  std::uniform_real_distribution<float> u(-1, 1);
-  auto random = [&](size_t size) {
-    std::vector<float> v(size);
-    for (float& x : v) x = u(rng);
-    return v;
-  };
+  auto random = [&](size_t size) { return uniform_floats(rng, size); };
   std::vector<float> w1 = random(k * c * 9), w2 = random(k2 * k);
   m.floats("W1", {k, c, 3, 3}, w1);
   m.floats("W2", {k2, k, 1, 1}, w2);
