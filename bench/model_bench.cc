@@ -1,7 +1,8 @@
 // Model benchmark: whole ONNX models compiled by kiln against ONNX Runtime (CPU provider), timed
 // in the same run on the same thread counts.
 //
-//   model_bench [--models resnet18,mobilenet_v2,mlp,DIR...] [--threads 1,2] [--runs 50] [--db F]
+//   model_bench [--models resnet18,mobilenet_v2,mlp,DIR...] [--threads 1,2] [--runs 50]
+//               [--rounds 3] [--db F]
 //               [--tune 40m [--seed N]] [--models-dir DIR] [--target T] [--no-ort]
 //               [--json-out FILE]
 //
@@ -13,18 +14,22 @@
 // names the .onnx file, its input file and its expected output. kiln compiles it for --target
 // (default: this machine; one it cannot run is refused) once untuned (kiln's default config
 // for the target per task, as `kiln compile` without a store) and, with --db, once more with the
-// store's best records; for each thread count it times kiln's GraphExecutor (5 warm-up runs, then
-// --runs timed runs, at least 30: median, mean, std, min) and checks the output against the
-// reference (max|y - ref| / max|ref| <= 1e-4), then times ONNX Runtime 1.30 with
+// store's best records. For each thread count it times, in --rounds alternating rounds (so that
+// a slow spell of a shared machine falls on both sides), ONNX Runtime 1.30 with
 // bench/ort/time_model.js under `node` as docs' baselines (f) did (intraOpNumThreads T,
-// interOpNumThreads 1, sequential, all optimizations, 5 warm-up runs, median of --runs), always at
-// the machine's own ISA (its kernels pick the ISA themselves; the header says which). kiln's
-// executor is destroyed before ONNX Runtime starts, so the two never share the cores. Without
-// onnxruntime-node installed it says how to install it and times kiln alone.
+// interOpNumThreads 1, sequential, all optimizations, 5 warm-up runs, then --runs timed runs),
+// always at the machine's own ISA (its kernels pick the ISA themselves; the header says which),
+// then each kiln build with its GraphExecutor (5 warm-up runs, then --runs timed runs, at least
+// 30), checking kiln's output against the reference (max|y - ref| / max|ref| <= 1e-4). The times
+// of all rounds are pooled: median, mean, std, min; the ratio is of the pooled medians, and each
+// round's ratio of medians is printed too (their spread says how steady the machine was). Only
+// one of the two runs at a time: ONNX Runtime's process has exited before kiln's executor is
+// made, and that is destroyed before the next round starts. Without onnxruntime-node installed it
+// says how to install it and times kiln alone.
 //
 // Prints a table and one JSON line per row:
 //   {"model", "configs", "threads", "kiln_ms", "kiln_mean_ms", "kiln_std_ms", "kiln_min_ms",
-//    "ort_ms", "ratio", "rel_err"}
+//    "ort_ms", "ratio", "round_ratios", "rel_err"}
 // with ratio = ONNX Runtime's median / kiln's median (> 1: kiln is faster); with --json-out, the
 // rows also go to FILE in the format `kiln report --bench` reads (report/bench_file.h). Exit status
 // 1 when a model fails to compile or run, or an output is out of tolerance.
@@ -70,6 +75,7 @@ struct Args {
   std::vector<std::string> models = {"resnet18", "mobilenet_v2", "mlp"};
   std::vector<int> threads = {1, 2};
   int runs = 50;
+  int rounds = 3;
   std::string db;
   std::string models_dir = std::string(KILN_SHARED_DIR) + "/models";
   bool no_ort = false;
@@ -163,10 +169,12 @@ double relative_error(std::span<const float> y, const std::vector<float>& ref) {
   return scale > 0 ? err / scale : err;
 }
 
-// Runs the model `runs` times after the warm-up and reports the times and the output's error.
-Result<std::pair<Timing, double>> time_kiln(const ModelArtifact& model, const ModelFiles& files,
-                                            const std::vector<float>& input,
-                                            const std::vector<float>& ref, int threads, int runs) {
+// Runs the model `runs` times after the warm-up: the times in ms and the output's error.
+Result<std::pair<std::vector<double>, double>> time_kiln(const ModelArtifact& model,
+                                                         const ModelFiles& files,
+                                                         const std::vector<float>& input,
+                                                         const std::vector<float>& ref, int threads,
+                                                         int runs) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<GraphExecutor> ex,
                         GraphExecutor::create(model, threads, files.onnx));
   if (ex->num_inputs() != 1 || ex->num_outputs() < 1) {
@@ -188,7 +196,7 @@ Result<std::pair<Timing, double>> time_kiln(const ModelArtifact& model, const Mo
     return InvalidArgument(files.output + ": " + std::to_string(ref.size()) +
                            " floats, kiln's output has " + std::to_string(y.size()));
   }
-  return std::make_pair(summarize(std::move(ms)), relative_error(y, ref));
+  return std::make_pair(std::move(ms), relative_error(y, ref));
 }
 
 std::string ort_script() { return std::string(KILN_SOURCE_DIR) + "/bench/ort/time_model.js"; }
@@ -209,8 +217,8 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-// ONNX Runtime's median for the model on `threads` threads, from time_model.js's JSON line.
-Result<double> time_ort(const ModelFiles& files, int threads, int runs) {
+// ONNX Runtime's times in ms for the model on `threads` threads, from time_model.js's JSON line.
+Result<std::vector<double>> time_ort(const ModelFiles& files, int threads, int runs) {
   std::string shape;
   for (int64_t d : files.input_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
   const std::string command = "node " + shell_quote(ort_script()) + " " + shell_quote(files.onnx) +
@@ -228,7 +236,7 @@ Result<double> time_ort(const ModelFiles& files, int threads, int runs) {
     nlohmann::json j = nlohmann::json::parse(out.substr(brace));
     if (j.contains("error")) return RuntimeError("ONNX Runtime: " + j["error"].get<std::string>());
     if (status != 0) throw std::runtime_error("exit status " + std::to_string(status));
-    return j.at("median_ms").get<double>();
+    return j.at("times_ms").get<std::vector<double>>();
   } catch (const std::exception& e) {
     return RuntimeError("time_model.js (" + std::string(e.what()) + "): " + out);
   }
@@ -291,11 +299,13 @@ int run(const Args& args) {
   const std::string missing = args.no_ort ? "--no-ort given" : ort_missing();
   if (!missing.empty()) std::printf("ONNX Runtime not timed: %s\n", missing.c_str());
 
-  std::printf("kiln model benchmark: %d timed runs after %d warm-up, threads", args.runs, kWarmup);
+  std::printf("kiln model benchmark: %d rounds of %d timed runs after %d warm-up, threads",
+              args.rounds, args.runs, kWarmup);
   for (int t : args.threads) std::printf(" %d", t);
   std::printf("%s\n", db ? (", configs from " + args.db).c_str() : "");
-  std::printf("%-13s %-8s %3s %10s %10s %9s %10s %10s %8s %10s\n", "model", "configs", "T",
-              "kiln ms", "mean ms", "std ms", "min ms", "ORT ms", "ORT/kiln", "rel.err");
+  std::printf("%-13s %-8s %3s %10s %10s %9s %10s %10s %8s %11s %10s\n", "model", "configs", "T",
+              "kiln ms", "mean ms", "std ms", "min ms", "ORT ms", "ORT/kiln", "per round",
+              "rel.err");
   bool all_ok = true;
   std::vector<std::string> json_lines;
   report::BenchResults results{"model_bench", {}};
@@ -346,37 +356,81 @@ int run(const Args& args) {
     }
 
     for (int threads : args.threads) {
-      std::optional<double> ort_ms;
-      if (missing.empty()) {
-        Result<double> ort = time_ort(*files, threads, args.runs);
-        if (ort.ok()) {
-          ort_ms = *ort;
-        } else {
-          std::printf("%-13s %-8s %3d %s\n", name.c_str(), "ORT", threads,
-                      ort.status().message().c_str());
+      // Alternating rounds: ONNX Runtime, then each kiln build; times pooled over the rounds.
+      std::vector<double> ort_times;
+      std::vector<double> ort_round_medians;
+      std::optional<std::string> ort_error;
+      struct KilnTimes {
+        std::vector<double> times, round_medians;
+        double rel_err = 0;
+        std::optional<std::string> error;
+      };
+      std::vector<KilnTimes> kiln(compiled.size());
+      for (int round = 0; round < args.rounds; ++round) {
+        if (missing.empty() && !ort_error) {
+          Result<std::vector<double>> ort = time_ort(*files, threads, args.runs);
+          if (ort.ok()) {
+            ort_times.insert(ort_times.end(), ort->begin(), ort->end());
+            ort_round_medians.push_back(summarize(*ort).median);
+          } else {
+            ort_error = ort.status().message();
+          }
         }
+        for (size_t i = 0; i < compiled.size(); ++i) {
+          if (kiln[i].error) continue;
+          auto timed = time_kiln(*compiled[i].model, *files, *input, *ref, threads, args.runs);
+          if (!timed.ok()) {
+            kiln[i].error = timed.status().message();
+            continue;
+          }
+          kiln[i].times.insert(kiln[i].times.end(), timed->first.begin(), timed->first.end());
+          kiln[i].round_medians.push_back(summarize(timed->first).median);
+          kiln[i].rel_err = std::max(kiln[i].rel_err, timed->second);
+        }
+      }
+      std::optional<double> ort_ms;
+      if (ort_error) {
+        std::printf("%-13s %-8s %3d %s\n", name.c_str(), "ORT", threads, ort_error->c_str());
+      } else if (!ort_times.empty()) {
+        ort_ms = summarize(ort_times).median;
       }
       if (compiled.empty() && ort_ms) {  // kiln failed to compile: ONNX Runtime's time alone
         std::printf("%-13s %-8s %3d %10s %10s %9s %10s %10.3f\n", name.c_str(), "-", threads, "-",
                     "-", "-", "-", *ort_ms);
       }
-      for (const Compiled& c : compiled) {
-        auto kiln = time_kiln(*c.model, *files, *input, *ref, threads, args.runs);
-        if (!kiln.ok()) {
+      for (size_t i = 0; i < compiled.size(); ++i) {
+        const Compiled& c = compiled[i];
+        if (kiln[i].error) {
           std::printf("%-13s %-8s %3d %10s %10s %9s %10s %10s  %s\n", name.c_str(),
                       c.configs.c_str(), threads, "-", "-", "-", "-", number(ort_ms).c_str(),
-                      kiln.status().message().c_str());
+                      kiln[i].error->c_str());
           all_ok = false;
           continue;
         }
-        const auto& [t, rel_err] = *kiln;
+        const Timing t = summarize(kiln[i].times);
+        const double rel_err = kiln[i].rel_err;
         std::optional<double> ratio;
-        if (ort_ms) ratio = *ort_ms / t.median;
+        std::string round_ratios = "[]", spread = "-";
+        if (ort_ms) {
+          ratio = *ort_ms / t.median;
+          std::vector<double> r;
+          // ONNX Runtime's rounds all ran when it has a pooled median.
+          for (size_t k = 0; k < kiln[i].round_medians.size(); ++k) {
+            r.push_back(ort_round_medians[k] / kiln[i].round_medians[k]);
+          }
+          round_ratios = "[";
+          for (size_t k = 0; k < r.size(); ++k) {
+            round_ratios += (k ? ", " : "") + number(r[k], "%.3f");
+          }
+          round_ratios += "]";
+          auto [lo, hi] = std::minmax_element(r.begin(), r.end());
+          spread = number(*lo, "%.2f") + "-" + number(*hi, "%.2f");
+        }
         const bool ok = rel_err <= kTolerance;
         all_ok = all_ok && ok;
-        std::printf("%-13s %-8s %3d %10.3f %10.3f %9.3f %10.3f %10s %8s %10.2e%s\n", name.c_str(),
-                    c.configs.c_str(), threads, t.median, t.mean, t.std, t.min,
-                    number(ort_ms).c_str(), number(ratio, "%.2f").c_str(), rel_err,
+        std::printf("%-13s %-8s %3d %10.3f %10.3f %9.3f %10.3f %10s %8s %11s %10.2e%s\n",
+                    name.c_str(), c.configs.c_str(), threads, t.median, t.mean, t.std, t.min,
+                    number(ort_ms).c_str(), number(ratio, "%.2f").c_str(), spread.c_str(), rel_err,
                     ok ? "" : "  OUT OF TOLERANCE");
         std::fflush(stdout);
         json_lines.push_back("{\"model\": \"" + name + "\", \"configs\": \"" + c.configs +
@@ -385,8 +439,8 @@ int run(const Args& args) {
                              ", \"kiln_mean_ms\": " + number(t.mean, "%.4f") +
                              ", \"kiln_std_ms\": " + number(t.std, "%.4f") + ", \"kiln_min_ms\": " +
                              number(t.min, "%.4f") + ", \"ort_ms\": " + number(ort_ms, "%.4f") +
-                             ", \"ratio\": " + number(ratio, "%.3f") +
-                             ", \"rel_err\": " + number(rel_err, "%.3g") + "}");
+                             ", \"ratio\": " + number(ratio, "%.3f") + ", \"round_ratios\": " +
+                             round_ratios + ", \"rel_err\": " + number(rel_err, "%.3g") + "}");
         results.rows.push_back({name + " " + c.configs + " T=" + std::to_string(threads),
                                 t.median,
                                 {{"ONNX Runtime", ort_ms}},
@@ -422,6 +476,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--runs", args.runs, "timed runs per measurement (at least 30)")
       ->check(CLI::Range(kiln::bench::kMinRuns, 100000));
+  app.add_option("--rounds", args.rounds,
+                 "alternating rounds of ONNX Runtime and kiln, each of --runs runs; times pooled")
+      ->check(CLI::Range(1, 1000));
   app.add_option("--db", args.db, "record store whose best configs to compile with as well");
   app.add_option("--models-dir", args.models_dir, "directory of NAME/io.json model folders");
   app.add_flag("--no-ort", args.no_ort, "time kiln alone");

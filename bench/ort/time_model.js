@@ -8,7 +8,8 @@
 // --shape, else from the model (every dimension must then be fixed). With --ref, the first
 // output is compared with OUTPUT.bin (float32) and max|y - ref| / max|ref| is reported.
 // Prints one JSON line: {"threads", "runs", "median_ms", "mean_ms", "std_ms", "min_ms",
-// "max_ms", "rel_err"?}; on failure an {"error": "..."} line and exit code 1.
+// "max_ms", "times_ms" (each run's), "rel_err"?}; on failure an {"error": "..."} line and exit
+// code 1.
 'use strict';
 
 const fs = require('fs');
@@ -107,7 +108,7 @@ async function main() {
     await session.run(feeds);
     ms.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  const result = {threads: args.threads, runs: args.runs, ...stats(ms)};
+  const result = {threads: args.threads, runs: args.runs, ...stats(ms), times_ms: ms};
   if (args.ref) {
     const ref = readFloats(args.ref);
     const y = outputs[session.outputNames[0]].data;
