@@ -1,8 +1,10 @@
 #include "compiler/lower_packed_pool.h"
 
 #include <limits>
+#include <set>
 #include <string>
 
+#include "compiler/lowerings.h"
 #include "compiler/pool_geometry.h"
 
 namespace kiln::compiler {
@@ -58,19 +60,22 @@ Result<ir::Program> packed_window_pool(const frontend::Graph& graph, const front
   return program;
 }
 
-ir::Program packed_global_average_pool(const std::vector<int64_t>& in_shape) {
+// `out_shape`: [n, c, 1, 1], or [n, c] (a ReduceMean without keepdims).
+ir::Program packed_global_average_pool(const std::vector<int64_t>& in_shape,
+                                       const std::vector<int64_t>& out_shape) {
   int64_t n = in_shape[0], cc = in_shape[1], hw = in_shape[2] * in_shape[3], b = in_shape[4];
   ir::Buffer in("in", {n, cc, hw, b}, ir::BufferScope::kArgument);
-  ir::Buffer out("out", {n, cc * b, 1, 1}, ir::BufferScope::kArgument);
+  ir::Buffer out("out", out_shape, ir::BufferScope::kArgument);
   ir::Buffer acc("acc", {b}, ir::BufferScope::kLocal);
   Expr f = ir::var("n_cc"), i = ir::var("i"), v = ir::var("v");
   Expr ni = f / Expr(cc), ci = f % Expr(cc);
   Stmt init = lanes(v, b, ir::Store(acc, {v}, ir::f32(0)));
   Stmt add = ir::For(i, hw, LoopKind::kSerial,
                      lanes(v, b, ir::Store(acc, {v}, acc.load({v}) + in.load({ni, ci, i, v}))));
-  Stmt store = lanes(v, b,
-                     ir::Store(out, {ni, ci * Expr(b) + v, Expr(0), Expr(0)},
-                               acc.load({v}) * ir::f32(1.0 / static_cast<double>(hw))));
+  std::vector<Expr> at = {ni, ci * Expr(b) + v};
+  if (out_shape.size() == 4) at.insert(at.end(), {Expr(0), Expr(0)});
+  Stmt store =
+      lanes(v, b, ir::Store(out, at, acc.load({v}) * ir::f32(1.0 / static_cast<double>(hw))));
   ir::Program program;
   program.name = "globalaveragepool_packed";
   program.buffers = {in, out};
@@ -91,6 +96,10 @@ bool packed_pool_output(const frontend::Node& node) {
 bool has_packed_pool(const frontend::Graph& graph, const frontend::Node& node) {
   if (graph.tensor(node.inputs[0]).shape.size() != 4) return false;
   if (node.op_type == "GlobalAveragePool") return true;
+  if (node.op_type == "ReduceMean") {
+    Result<std::set<int64_t>> axes = reduce_axes(graph, node, 4);
+    return axes.ok() && *axes == std::set<int64_t>{2, 3};
+  }
   if (node.op_type != "MaxPool" && node.op_type != "AveragePool") return false;
   bool one_output = node.outputs.size() == 1 || node.outputs[1].empty();
   std::vector<int64_t> dilations = node.attr_ints("dilations", {1, 1});
@@ -100,7 +109,9 @@ bool has_packed_pool(const frontend::Graph& graph, const frontend::Node& node) {
 
 Result<ir::Program> lower_packed_pool(const frontend::Graph& graph, const frontend::Node& node,
                                       const std::vector<int64_t>& packed_in_shape) {
-  if (node.op_type == "GlobalAveragePool") return packed_global_average_pool(packed_in_shape);
+  if (node.op_type == "GlobalAveragePool" || node.op_type == "ReduceMean") {
+    return packed_global_average_pool(packed_in_shape, graph.tensor(node.outputs[0]).shape);
+  }
   return packed_window_pool(graph, node, packed_in_shape);
 }
 

@@ -3,6 +3,9 @@
 //   MaxPool            NCHW[b]c in -> NCHW[b]c out (2-D, no dilation, one output)
 //   AveragePool        the same (DenseNet's transitions), counting as the NCHW AveragePool does
 //   GlobalAveragePool  NCHW[b]c in -> NCHW out ([n, c, 1, 1], what Flatten / Gemm read)
+//   ReduceMean         over the two spatial axes of a 4-D tensor (torchvision's x.mean([2, 3])):
+//                      the global average pool, its output [n, c, 1, 1] or, without keepdims,
+//                      [n, c]
 // Buffers: the packed input, then the output.
 #pragma once
 

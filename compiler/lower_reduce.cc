@@ -25,7 +25,8 @@ struct Run {
   bool reduced;
 };
 
-// The axes to reduce (sorted, non-negative); empty when the node is a no-op copy.
+}  // namespace
+
 Result<std::set<int64_t>> reduce_axes(const Graph& graph, const Node& node, int64_t rank) {
   std::vector<int64_t> axes = node.attr_ints("axes", {});
   bool given = node.attrs.count("axes") > 0;
@@ -45,8 +46,6 @@ Result<std::set<int64_t>> reduce_axes(const Graph& graph, const Node& node, int6
   }
   return out;
 }
-
-}  // namespace
 
 Result<ir::Program> lower_reduce(const Graph& graph, const Node& node,
                                  const ops::TargetInfo& target) {

@@ -2,6 +2,9 @@
 // follows op_lowering.h's kernel contract and REQUIRES a node of one of the op types it lists.
 #pragma once
 
+#include <cstdint>
+#include <set>
+
 #include "common/status.h"
 #include "frontend/graph.h"
 #include "ir/ir.h"
@@ -12,6 +15,10 @@ namespace kiln::compiler {
 // MaxPool, AveragePool, GlobalAveragePool (lower_pool.cc).
 Result<ir::Program> lower_pool(const frontend::Graph& graph, const frontend::Node& node,
                                const ops::TargetInfo& target);
+// The axes a ReduceMean / ReduceSum reduces (from its attribute or its constant second input),
+// sorted and non-negative; empty when the node is a no-op copy (lower_reduce.cc).
+Result<std::set<int64_t>> reduce_axes(const frontend::Graph& graph, const frontend::Node& node,
+                                      int64_t rank);
 // ReduceMean, ReduceSum (lower_reduce.cc).
 Result<ir::Program> lower_reduce(const frontend::Graph& graph, const frontend::Node& node,
                                  const ops::TargetInfo& target);

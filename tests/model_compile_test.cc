@@ -500,8 +500,12 @@ TEST(CompiledModel, UnpackForAReaderThatIsNotAConvIsExact) {
 
 // Conv -> Relu -> MaxPool -> Conv -> GlobalAveragePool: the pools read the convs' NCHW[x]c
 // outputs as they are (one layout transform left: the first conv's input), and the result equals
-// a direct computation.
-TEST(CompiledModel, PoolsBetweenConvsStayPackedAndExact) {
+// a direct computation. The global average pool may also be a ReduceMean over the spatial axes
+// (torchvision's x.mean([2, 3])), with or without keepdims.
+class PackedPools : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PackedPools, PoolsBetweenConvsStayPackedAndExact) {
+  const std::string last = GetParam();
   const int64_t c = 3, h = 13, w = 11, k = 32, k2 = 16;
   testing::OnnxModel m;
   m.input("x", {1, c, h, w});
@@ -518,9 +522,17 @@ TEST(CompiledModel, PoolsBetweenConvsStayPackedAndExact) {
   testing::OnnxModel::attr(pool, "strides", std::vector<int64_t>{2, 2});
   testing::OnnxModel::attr(pool, "pads", std::vector<int64_t>{1, 1, 1, 1});
   m.node("Conv", {"p1", "W2"}, {"c2"});
-  m.node("GlobalAveragePool", {"c2"}, {"y"});
+  if (last == "GlobalAveragePool") {
+    m.node("GlobalAveragePool", {"c2"}, {"y"});
+  } else {
+    onnx::NodeProto* mean = m.node("ReduceMean", {"c2"}, {"y"});
+    const bool keep = last == "ReduceMean_keepdims";
+    testing::OnnxModel::attr(mean, "axes",
+                             keep ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{-1, -2});
+    testing::OnnxModel::attr(mean, "keepdims", int64_t{keep ? 1 : 0});
+  }
   m.output("y");
-  Result<frontend::Graph> graph = frontend::import_onnx(m.write("packed_pools"));
+  Result<frontend::Graph> graph = frontend::import_onnx(m.write("packed_pools_" + last));
   ASSERT_TRUE(graph.ok()) << graph.status().message();
   compiler::CompileReport report;
   Result<ModelArtifact> artifact = compiler::compile_model(*graph, {}, &report);
@@ -532,6 +544,7 @@ TEST(CompiledModel, PoolsBetweenConvsStayPackedAndExact) {
   ASSERT_TRUE((*exec)->set_input("x", x).ok());
   (*exec)->run();
   std::span<const float> y = (*exec)->get_output(0);
+  ASSERT_EQ(y.size(), static_cast<size_t>(k2));
 
   // Reference: conv 3x3 pad 1 + relu, maxpool 3x3 s2 p1, conv 1x1, global average.
   std::vector<double> r1(k * h * w);
@@ -573,6 +586,10 @@ TEST(CompiledModel, PoolsBetweenConvsStayPackedAndExact) {
   }
   EXPECT_LT(max_err, 1e-4);
 }
+
+INSTANTIATE_TEST_SUITE_P(CompiledModel, PackedPools,
+                         ::testing::Values("GlobalAveragePool", "ReduceMean_keepdims",
+                                           "ReduceMean"));
 
 TEST(CompileCli, CompileRunAndTheUntunedNote) {
   if (!fs::exists(kModels)) GTEST_SKIP() << "no " << kModels;
