@@ -7,10 +7,13 @@
 // For each workload, kiln tunes each of the operator's templates with kiln tune's loop (xgb
 // tuner by default, fixed seed, `trials` configs each, the first being kiln's default config,
 // every config built, checked and timed; records go to --db), then times the three fastest of
-// each template and the peers with the same evaluator (warm-up, 7 repeats of >= 50 ms, median)
-// and reports kiln's fastest. Prints a table and one JSON line per workload:
-//   {"workload", "threads", "kiln_ms", "onednn_ms", "openblas_ms", "ratio"}
-// with ratio = best library time / kiln time (> 1: kiln is faster), then the geometric mean of
+// each template and the peers with the same evaluator (warm-up, 7 repeats of >= 50 ms, median),
+// taking turns over --rounds rounds (3) so that a slow spell of a shared machine falls on both
+// sides: each config's and each peer's time is the median of its rounds, and kiln's is its
+// fastest config's. Prints a table and one JSON line per workload:
+//   {"workload", "threads", "kiln_ms", "onednn_ms", "openblas_ms", "ratio", "round_ratios"}
+// with ratio = best library time / kiln time (> 1: kiln is faster; round_ratios: the same per
+// round, for kiln's fastest config), then the geometric mean of
 // the ratios per kind of layer (dense, 3x3 conv, 1x1 conv, depthwise conv). With --json-out, the
 // rows also go to FILE in the format `kiln report --bench` reads (report/bench_file.h).
 //
@@ -68,6 +71,7 @@ struct Args {
   std::string db = "kernel_bench.db";  // the tuning records (kept for `kiln best` / `kiln export`)
   std::string json_out;                // also write the rows here (report/bench_file.h)
   std::string target;                  // kiln's target (and the peers' ISA); empty: the host's
+  int rounds = 3;                      // alternating rounds of the final timing
 };
 
 const TimeOptions kFinalTiming{.number = 1, .repeat = 7, .min_repeat_ms = 50};
@@ -248,7 +252,7 @@ std::string layer_kind(const ops::Workload& w) {
 }
 
 std::string json_number(std::optional<double> v) {
-  if (!v || std::isnan(*v)) return "null";
+  if (!v || !std::isfinite(*v)) return "null";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", *v);
   return buf;
@@ -308,33 +312,65 @@ int run(const Args& args) {
     ops::Workload raw = *ops::Workload::parse(text);
     Best best;
     std::vector<Finalist> finalists = tune(raw, args, target, *db, &best);
-    std::optional<double> kiln_ms, onednn_ms, openblas_ms;
     runner::MeasureOptions final_options;
     final_options.time = kFinalTiming;
-    for (const Finalist& f : finalists) {
-      MeasureResult m =
-          runner::measure_config(*f.tmpl, f.workload, f.config, target, final_options, pool);
-      if (m.error != MeasureError::kNoError) {
-        // E.g. a record store tuned by an older kiln whose config this one rejects.
-        std::fprintf(stderr, "kernel_bench: %s: config %s failed its final run: %s %s\n",
-                     text.c_str(), f.config.entity_string().c_str(), measure_error_name(m.error),
-                     m.message.c_str());
-        continue;
+    // Alternating rounds: every finalist, then the peers; per round, the times in ms.
+    std::vector<std::vector<double>> finalist_ms(finalists.size());
+    std::vector<bool> failed(finalists.size(), false);
+    std::vector<double> onednn_rounds, openblas_rounds;
+    for (int round = 0; round < args.rounds; ++round) {
+      for (size_t i = 0; i < finalists.size(); ++i) {
+        if (failed[i]) continue;
+        const Finalist& f = finalists[i];
+        MeasureResult m =
+            runner::measure_config(*f.tmpl, f.workload, f.config, target, final_options, pool);
+        if (m.error != MeasureError::kNoError) {
+          // E.g. a record store tuned by an older kiln whose config this one rejects.
+          std::fprintf(stderr, "kernel_bench: %s: config %s failed its final run: %s %s\n",
+                       text.c_str(), f.config.entity_string().c_str(), measure_error_name(m.error),
+                       m.message.c_str());
+          failed[i] = true;
+          continue;
+        }
+        finalist_ms[i].push_back(median(m.costs) * 1e3);
       }
-      const double ms = median(m.costs) * 1e3;
+      const ops::Workload peer_workload =
+          finalists.empty() ? raw : *finalists.front().tmpl->normalize(raw);
+      std::optional<double> onednn, openblas;
+      if (raw.op == "dense") {
+        onednn = onednn_dense_ms(peer_workload);
+        openblas = openblas_dense_ms(peer_workload);
+      } else {
+        onednn = onednn_conv_ms(peer_workload, raw.op == "depthwise_conv2d");
+      }
+      if (onednn) onednn_rounds.push_back(*onednn);
+      if (openblas) openblas_rounds.push_back(*openblas);
+    }
+    std::optional<double> kiln_ms, onednn_ms, openblas_ms;
+    size_t fastest = 0;
+    for (size_t i = 0; i < finalists.size(); ++i) {
+      if (failed[i] || finalist_ms[i].empty()) continue;
+      const double ms = median(finalist_ms[i]);
       if (!kiln_ms || ms < *kiln_ms) {
         kiln_ms = ms;
-        best.tmpl = f.tmpl;
-        best.config = f.config;
+        fastest = i;
+        best.tmpl = finalists[i].tmpl;
+        best.config = finalists[i].config;
       }
     }
     if (best.tmpl) raw = *best.tmpl->normalize(raw);
-    if (raw.op == "dense") {
-      onednn_ms = onednn_dense_ms(raw);
-      openblas_ms = openblas_dense_ms(raw);
-    } else {
-      onednn_ms = onednn_conv_ms(raw, raw.op == "depthwise_conv2d");
+    if (!onednn_rounds.empty()) onednn_ms = median(onednn_rounds);
+    if (!openblas_rounds.empty()) openblas_ms = median(openblas_rounds);
+    // Per round: the best library's time over kiln's fastest config's.
+    std::string round_ratios = "[";
+    if (kiln_ms) {
+      for (size_t r = 0; r < finalist_ms[fastest].size(); ++r) {
+        double lib_r = std::min(r < onednn_rounds.size() ? onednn_rounds[r] : INFINITY,
+                                r < openblas_rounds.size() ? openblas_rounds[r] : INFINITY);
+        round_ratios += (r ? ", " : "") + json_number(lib_r / finalist_ms[fastest][r]);
+      }
     }
+    round_ratios += "]";
     double lib = std::min(onednn_ms.value_or(INFINITY), openblas_ms.value_or(INFINITY));
     std::optional<double> ratio;
     if (kiln_ms) ratio = lib / *kiln_ms;
@@ -351,7 +387,7 @@ int run(const Args& args) {
         "{\"workload\": \"" + text + "\", \"threads\": " + std::to_string(args.threads) +
         ", \"kiln_ms\": " + json_number(kiln_ms) + ", \"onednn_ms\": " + json_number(onednn_ms) +
         ", \"openblas_ms\": " + json_number(openblas_ms) + ", \"ratio\": " + json_number(ratio) +
-        "}");
+        ", \"round_ratios\": " + round_ratios + "}");
     results.rows.push_back({text + " T=" + std::to_string(args.threads),
                             kiln_ms,
                             {{"oneDNN", onednn_ms}, {"OpenBLAS", openblas_ms}},
@@ -428,6 +464,9 @@ int main(int argc, char** argv) {
   app.add_option("--target", args.target,
                  "kiln's target, e.g. 'llvm -mcpu=znver3' (AVX2 on an AVX-512 machine); the "
                  "peers are held to its ISA; default: this machine");
+  app.add_option("--rounds", args.rounds,
+                 "alternating rounds of the final timing of kiln's finalists and the peers")
+      ->check(CLI::Range(1, 100));
   app.add_option("--json-out", args.json_out,
                  "also write the rows to this file (kiln report --bench)");
   CLI11_PARSE(app, argc, argv);
