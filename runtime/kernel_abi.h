@@ -18,8 +18,8 @@ typedef void (*kiln_parallel_body)(int64_t begin, int64_t end, void* closure);
 // The services generated code may call. Field order is ABI: the code generator loads
 // fields by position. Append new fields at the end only.
 typedef struct KilnRuntimeApi {
-  // Runs body over [0, n) split into contiguous chunks across the pool's threads (the caller
-  // takes part) and returns when every chunk is done.
+  // Runs body over [0, n) split into contiguous chunks that the pool's threads claim in turn
+  // (the caller takes part) and returns when every chunk is done.
   void (*parallel_for)(void* pool, int64_t n, kiln_parallel_body body, void* closure);
   void* pool;
 } KilnRuntimeApi;

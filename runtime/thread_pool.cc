@@ -22,6 +22,11 @@ namespace {
 constexpr std::chrono::microseconds kSpinDuration{200};
 // Polls with a bare pause before switching to yielding (a few microseconds).
 constexpr uint32_t kPauseIterations = 32;
+// Chunks per thread of a parallel loop, claimed in turn: a thread that runs slower (its core
+// shared with another process or VM, or its chunks costlier) takes fewer, so a loop is not held
+// up by one thread's static share. A few per thread bound the imbalance to about 1/kChunks of
+// the loop while each chunk stays large.
+constexpr int64_t kChunksPerThread = 4;
 
 // Set on every pool worker and on a caller while it runs its own chunk: a parallel_for issued
 // by such a thread runs serially instead of waiting on workers that may be busy with (or be)
@@ -110,8 +115,8 @@ struct alignas(64) ThreadPool::Slot {
   std::atomic<uint32_t> sleeping{0};
   kiln_parallel_body body = nullptr;
   void* closure = nullptr;
-  int64_t begin = 0;
-  int64_t end = 0;
+  int64_t n = 0;       // the loop's range [0, n)
+  int64_t chunks = 0;  // split into this many chunks (ChunkBounds), claimed from next_chunk_
 };
 
 ThreadPool::ThreadPool(int num_threads) {
@@ -187,6 +192,17 @@ void ThreadPool::RecoverAfterFork() {
   StartWorkers(num_threads_.load(std::memory_order_relaxed));
 }
 
+void ThreadPool::RunChunks(kiln_parallel_body body, void* closure, int64_t n, int64_t chunks) {
+  // Relaxed: the claim only needs atomicity; the bodies' writes are published to the caller by
+  // remaining_ (workers) or are its own.
+  for (int64_t i = next_chunk_.fetch_add(1, std::memory_order_relaxed); i < chunks;
+       i = next_chunk_.fetch_add(1, std::memory_order_relaxed)) {
+    int64_t begin, end;
+    ChunkBounds(n, chunks, i, &begin, &end);
+    body(begin, end, closure);
+  }
+}
+
 void ThreadPool::WorkerLoop(int index) {
   t_in_parallel_region = true;
   Slot& slot = slots_[index];
@@ -194,7 +210,7 @@ void ThreadPool::WorkerLoop(int index) {
   while (true) {
     seen = SpinThenBlock(slot.generation, slot.sleeping, [seen](uint32_t g) { return g != seen; });
     if (stop_.load(std::memory_order_acquire)) return;
-    slot.body(slot.begin, slot.end, slot.closure);
+    RunChunks(slot.body, slot.closure, slot.n, slot.chunks);
     // seq_cst pairs with the caller's store to caller_sleeping_ (see SpinThenBlock).
     if (remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
         caller_sleeping_.load(std::memory_order_seq_cst) != 0) {
@@ -211,21 +227,26 @@ void ThreadPool::parallel_for(int64_t n, kiln_parallel_body body, void* closure)
   }
   if (ForkedSinceStart()) RecoverAfterFork();
   std::lock_guard<std::mutex> lock(dispatch_mu_);
-  const int64_t chunks = std::min<int64_t>(n, num_threads_.load(std::memory_order_relaxed));
-  if (chunks == 1) {
+  const int64_t threads = std::min<int64_t>(n, num_threads_.load(std::memory_order_relaxed));
+  if (threads == 1) {
     t_in_parallel_region = true;
     body(0, n, closure);
     t_in_parallel_region = false;
     return;
   }
+  const int64_t chunks = std::min<int64_t>(n, threads * kChunksPerThread);
 
-  remaining_.store(static_cast<uint32_t>(chunks - 1), std::memory_order_relaxed);
-  for (int64_t i = 1; i < chunks; ++i) {
+  // Chunk 0 is the caller's; the rest go to whichever thread asks first.
+  next_chunk_.store(1, std::memory_order_relaxed);
+  remaining_.store(static_cast<uint32_t>(threads - 1), std::memory_order_relaxed);
+  for (int64_t i = 1; i < threads; ++i) {
     Slot& slot = slots_[i];
     slot.body = body;
     slot.closure = closure;
-    ChunkBounds(n, chunks, i, &slot.begin, &slot.end);
-    // seq_cst publishes the job fields and pairs with the worker's store to `sleeping`.
+    slot.n = n;
+    slot.chunks = chunks;
+    // seq_cst publishes the job fields and next_chunk_, and pairs with the worker's store to
+    // `sleeping`.
     slot.generation.fetch_add(1, std::memory_order_seq_cst);
     if (slot.sleeping.load(std::memory_order_seq_cst) != 0) FutexWakeAll(slot.generation);
   }
@@ -234,6 +255,7 @@ void ThreadPool::parallel_for(int64_t n, kiln_parallel_body body, void* closure)
   ChunkBounds(n, chunks, 0, &begin, &end);
   t_in_parallel_region = true;
   body(begin, end, closure);
+  RunChunks(body, closure, n, chunks);
   t_in_parallel_region = false;
 
   SpinThenBlock(remaining_, caller_sleeping_, [](uint32_t r) { return r == 0; });

@@ -43,9 +43,12 @@ class ThreadPool {
   // REQUIRES: not called concurrently with set_num_threads.
   Status start_status() const;
 
-  // Runs body over [0, n): the range is split statically into min(n, num_threads()) contiguous
-  // chunks of near-equal size (sizes differ by at most one, earlier chunks larger). The caller
-  // runs chunk 0, worker i runs chunk i. Returns when every chunk is done. n <= 0 does nothing.
+  // Runs body over [0, n): with T = min(n, num_threads()) threads taking part, the range is split
+  // into min(n, 4 T) contiguous chunks of near-equal size (sizes differ by at most one, earlier
+  // chunks larger; one chunk, [0, n), when T is 1). The caller runs chunk 0; then each of the T
+  // threads claims the next unclaimed chunk until none is left, so a thread slowed down by
+  // another process on its core does less of the loop instead of holding it up. Returns when
+  // every chunk is done. n <= 0 does nothing.
   //
   // A parallel_for issued from inside a body (of this or any other pool) runs the whole range
   // serially on the calling thread, so nesting never deadlocks. Calls from several outside
@@ -65,6 +68,8 @@ class ThreadPool {
   bool ForkedSinceStart() const;
   void RecoverAfterFork();
   void WorkerLoop(int index);
+  // Claims chunks of the current dispatch from next_chunk_ and runs them until none is left.
+  void RunChunks(kiln_parallel_body body, void* closure, int64_t n, int64_t chunks);
 
   std::atomic<int> num_threads_{1};
   KilnRuntimeApi api_;
@@ -76,6 +81,8 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
   // Chunks handed to workers in the current dispatch that have not finished yet.
   alignas(64) std::atomic<uint32_t> remaining_{0};
+  // The next chunk of the current dispatch to claim (RunChunks), on a line of its own.
+  alignas(64) std::atomic<int64_t> next_chunk_{0};
   std::atomic<uint32_t> caller_sleeping_{0};
   // The process fork count when the workers were started; a mismatch means we are a forked
   // child whose workers do not exist.

@@ -44,6 +44,14 @@ void FillBody(int64_t begin, int64_t end, void* closure) {
   for (int64_t i = begin; i < end; ++i) (*c->out)[i] += i + 1;
 }
 
+// The chunks ThreadPool::parallel_for splits [0, n) into on `threads` threads: one on one thread,
+// else four per thread taking part.
+int ExpectedChunks(int64_t n, int threads) {
+  const int64_t taking_part = std::min<int64_t>(n, threads);
+  return static_cast<int>(taking_part <= 1 ? std::min<int64_t>(n, 1)
+                                           : std::min(n, 4 * taking_part));
+}
+
 // Runs FillBody over [0, n) via `pfor` and checks every index was visited exactly once.
 template <typename ParallelFor>
 void ExpectCoversRangeOnce(int64_t n, int expected_chunks, ParallelFor pfor) {
@@ -62,7 +70,7 @@ TEST(ThreadPoolTest, ParallelSumIsCorrectForManySizesAndThreadCounts) {
     EXPECT_EQ(pool.num_threads(), threads);
     for (int64_t n : {0, 1, 2, 3, 7, 1000, 100003}) {
       SCOPED_TRACE("threads=" + std::to_string(threads) + " n=" + std::to_string(n));
-      const int chunks = static_cast<int>(std::min<int64_t>(n, threads));
+      const int chunks = ExpectedChunks(n, threads);
       ExpectCoversRangeOnce(
           n, chunks, [&](int64_t m, kiln_parallel_body b, void* c) { pool.parallel_for(m, b, c); });
     }
@@ -75,10 +83,10 @@ struct BoundsClosure {
 };
 
 TEST(ThreadPoolTest, ChunksAreContiguousAndBalanced) {
-  ThreadPool pool(4);
+  ThreadPool pool(2);
   BoundsClosure closure;
   pool.parallel_for(
-      10,
+      19,
       [](int64_t begin, int64_t end, void* c) {
         auto* b = static_cast<BoundsClosure*>(c);
         std::lock_guard<std::mutex> lock(b->mu);
@@ -86,8 +94,37 @@ TEST(ThreadPoolTest, ChunksAreContiguousAndBalanced) {
       },
       &closure);
   std::sort(closure.chunks.begin(), closure.chunks.end());
-  const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 3}, {3, 6}, {6, 8}, {8, 10}};
+  // Eight chunks (four per thread), the earlier ones one larger.
+  const std::vector<std::pair<int64_t, int64_t>> expected = {
+      {0, 3}, {3, 6}, {6, 9}, {9, 11}, {11, 13}, {13, 15}, {15, 17}, {17, 19}};
   EXPECT_EQ(closure.chunks, expected);
+}
+
+// A thread that is slow (here: a worker whose chunks sleep, as if its core were taken by another
+// process) does not hold up the loop with a fixed share: the caller claims the chunks it has not
+// reached.
+TEST(ThreadPoolTest, ASlowThreadTakesFewerChunks) {
+  struct Closure {
+    std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> on_caller{0}, on_worker{0};
+  };
+  ThreadPool pool(2);
+  Closure c;
+  pool.parallel_for(
+      8,
+      [](int64_t, int64_t, void* p) {
+        auto* c = static_cast<Closure*>(p);
+        if (std::this_thread::get_id() == c->caller) {
+          c->on_caller += 1;
+        } else {
+          c->on_worker += 1;
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+      },
+      &c);
+  EXPECT_EQ(c.on_caller + c.on_worker, 8);
+  // A fixed split would give the worker 4; it sleeps through its first while the caller runs on.
+  EXPECT_LE(c.on_worker.load(), 2);
 }
 
 TEST(ThreadPoolTest, CallerRunsChunkZeroAndSingleThreadPoolStartsNoThreads) {
@@ -188,9 +225,9 @@ TEST(ThreadPoolTest, ApiTrampolineCallsThisPool) {
   const KilnRuntimeApi* api = pool.api();
   ASSERT_NE(api, nullptr);
   EXPECT_EQ(api->pool, &pool);
-  ExpectCoversRangeOnce(1000, 3, [&](int64_t n, kiln_parallel_body b, void* c) {
-    api->parallel_for(api->pool, n, b, c);
-  });
+  ExpectCoversRangeOnce(
+      1000, ExpectedChunks(1000, 3),
+      [&](int64_t n, kiln_parallel_body b, void* c) { api->parallel_for(api->pool, n, b, c); });
 }
 
 TEST(ThreadPoolTest, SetNumThreadsResizes) {
@@ -198,9 +235,9 @@ TEST(ThreadPoolTest, SetNumThreadsResizes) {
   for (int threads : {4, 1, 3}) {
     pool.set_num_threads(threads);
     EXPECT_EQ(pool.num_threads(), threads);
-    ExpectCoversRangeOnce(1000, threads, [&](int64_t n, kiln_parallel_body b, void* c) {
-      pool.parallel_for(n, b, c);
-    });
+    ExpectCoversRangeOnce(
+        1000, ExpectedChunks(1000, threads),
+        [&](int64_t n, kiln_parallel_body b, void* c) { pool.parallel_for(n, b, c); });
   }
   pool.set_num_threads(0);
   EXPECT_EQ(pool.num_threads(), 1);
@@ -249,7 +286,7 @@ TEST(ThreadPoolTest, DefaultSizeComesFromEnvironment) {
   ThreadPool& pool = default_thread_pool();
   EXPECT_EQ(&pool, &default_thread_pool());
   ExpectCoversRangeOnce(
-      50, std::min(50, pool.num_threads()),
+      50, ExpectedChunks(50, pool.num_threads()),
       [&](int64_t n, kiln_parallel_body b, void* c) { pool.parallel_for(n, b, c); });
 }
 
