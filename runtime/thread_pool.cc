@@ -65,11 +65,12 @@ void FutexWakeAll(std::atomic<uint32_t>& word) {
   syscall(SYS_futex, FutexWord(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
-// Waits until done(word) holds: polls for kSpinDuration, then sleeps on the futex. `sleeping`
-// is raised before the final checks so that a writer that changes `word` and then reads
-// `sleeping` (both seq_cst) either is seen here or sees us and wakes us (Dekker-style).
+// Waits until done(word) holds: polls for kSpinDuration, then sleeps on the futex. `sleepers`
+// (a count of the threads asleep on `word`) is raised before the final checks so that a writer
+// that changes `word` and then reads `sleepers` (both seq_cst) either is seen here or sees us
+// and wakes us (Dekker-style).
 template <typename Done>
-uint32_t SpinThenBlock(std::atomic<uint32_t>& word, std::atomic<uint32_t>& sleeping, Done done) {
+uint32_t SpinThenBlock(std::atomic<uint32_t>& word, std::atomic<uint32_t>& sleepers, Done done) {
   uint32_t value = word.load(std::memory_order_acquire);
   if (done(value)) return value;
   const auto deadline = std::chrono::steady_clock::now() + kSpinDuration;
@@ -87,9 +88,9 @@ uint32_t SpinThenBlock(std::atomic<uint32_t>& word, std::atomic<uint32_t>& sleep
     // Reading the clock costs more than a pause; check it only now and then.
     if (i % 16 == 0 && std::chrono::steady_clock::now() >= deadline) break;
   }
-  sleeping.store(1, std::memory_order_seq_cst);
+  sleepers.fetch_add(1, std::memory_order_seq_cst);
   while (!done(value = word.load(std::memory_order_seq_cst))) FutexWait(word, value);
-  sleeping.store(0, std::memory_order_relaxed);
+  sleepers.fetch_sub(1, std::memory_order_relaxed);
   return value;
 }
 
@@ -105,19 +106,14 @@ void ParallelForTrampoline(void* pool, int64_t n, kiln_parallel_body body, void*
   static_cast<ThreadPool*>(pool)->parallel_for(n, body, closure);
 }
 
-}  // namespace
+constexpr int kGenerationShift = 32;
+constexpr uint64_t kChunkMask = (uint64_t{1} << kGenerationShift) - 1;
 
-// A worker's mailbox. Only the dispatcher writes the job fields, and only while the worker is
-// not reading them: before bumping `generation`, and after the worker has reported its previous
-// chunk done. One cache line each, so workers polling their own slot do not share lines.
-struct alignas(64) ThreadPool::Slot {
-  std::atomic<uint32_t> generation{0};
-  std::atomic<uint32_t> sleeping{0};
-  kiln_parallel_body body = nullptr;
-  void* closure = nullptr;
-  int64_t n = 0;       // the loop's range [0, n)
-  int64_t chunks = 0;  // split into this many chunks (ChunkBounds), claimed from next_chunk_
-};
+uint64_t Claim(uint32_t generation, uint64_t chunk) {
+  return (uint64_t{generation} << kGenerationShift) | chunk;
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
   RegisterForkHandlerOnce();
@@ -145,17 +141,19 @@ void ThreadPool::StartWorkers(int num_threads) {
   num_threads_.store(num_threads, std::memory_order_relaxed);
   fork_epoch_.store(g_fork_epoch.load(std::memory_order_relaxed), std::memory_order_relaxed);
   stop_.store(false, std::memory_order_relaxed);
-  remaining_.store(0, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
   caller_sleeping_.store(0, std::memory_order_relaxed);
-  slots_ = std::make_unique<Slot[]>(num_threads);
+  workers_sleeping_.store(0, std::memory_order_relaxed);
   workers_.reserve(num_threads - 1);
+  // Read here, not by the new thread: a dispatch or stop that bumps the generation before the
+  // thread first runs must still wake it.
+  const uint32_t first_seen = generation_.load(std::memory_order_relaxed);
   start_status_ = Status::Ok();
   for (int i = 1; i < num_threads; ++i) {
     try {
-      workers_.emplace_back(&ThreadPool::WorkerLoop, this, i);
+      workers_.emplace_back(&ThreadPool::WorkerLoop, this, first_seen);
     } catch (const std::system_error& e) {
-      // A worker reads num_threads_ only when a dispatch hands it a chunk, so lowering it now,
-      // before any dispatch, keeps every chunk on a thread that exists.
+      // Only the chunk count depends on num_threads_; the workers that exist claim them all.
       num_threads_.store(i, std::memory_order_relaxed);
       start_status_ =
           RuntimeError("cannot start " + std::to_string(num_threads) +
@@ -176,10 +174,8 @@ void ThreadPool::StopWorkers() {
     return;
   }
   stop_.store(true, std::memory_order_seq_cst);
-  for (size_t i = 1; i <= workers_.size(); ++i) {
-    slots_[i].generation.fetch_add(1, std::memory_order_seq_cst);
-    FutexWakeAll(slots_[i].generation);
-  }
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  FutexWakeAll(generation_);
   for (std::thread& t : workers_) t.join();
   workers_.clear();
 }
@@ -192,29 +188,44 @@ void ThreadPool::RecoverAfterFork() {
   StartWorkers(num_threads_.load(std::memory_order_relaxed));
 }
 
-void ThreadPool::RunChunks(kiln_parallel_body body, void* closure, int64_t n, int64_t chunks) {
-  // Relaxed: the claim only needs atomicity; the bodies' writes are published to the caller by
-  // remaining_ (workers) or are its own.
-  for (int64_t i = next_chunk_.fetch_add(1, std::memory_order_relaxed); i < chunks;
-       i = next_chunk_.fetch_add(1, std::memory_order_relaxed)) {
+bool ThreadPool::RunChunks(uint32_t generation) {
+  uint64_t claim = job_.claim.load(std::memory_order_acquire);
+  while (true) {
+    // Seqlock read: the fields are those of `generation` if the claim below succeeds, since
+    // the dispatcher rewrites them only after every chunk of the dispatch has been claimed
+    // and done. A failed claim rereads them.
+    if (static_cast<uint32_t>(claim >> kGenerationShift) != generation) return false;
+    const int64_t chunk = static_cast<int64_t>(claim & kChunkMask);
+    const int64_t chunks = job_.chunks.load(std::memory_order_relaxed);
+    if (chunk >= chunks) return false;
+    const kiln_parallel_body body = job_.body.load(std::memory_order_relaxed);
+    void* const closure = job_.closure.load(std::memory_order_relaxed);
+    const int64_t n = job_.n.load(std::memory_order_relaxed);
+    if (!job_.claim.compare_exchange_weak(claim, claim + 1, std::memory_order_acquire,
+                                          std::memory_order_acquire)) {
+      continue;
+    }
     int64_t begin, end;
-    ChunkBounds(n, chunks, i, &begin, &end);
+    ChunkBounds(n, chunks, chunk, &begin, &end);
     body(begin, end, closure);
+    // seq_cst publishes the body's writes to the caller and pairs with its store to
+    // caller_sleeping_ (see SpinThenBlock).
+    if (done_.fetch_add(1, std::memory_order_seq_cst) + 1 == static_cast<uint32_t>(chunks)) {
+      return true;
+    }
+    claim = job_.claim.load(std::memory_order_acquire);
   }
 }
 
-void ThreadPool::WorkerLoop(int index) {
+void ThreadPool::WorkerLoop(uint32_t seen) {
   t_in_parallel_region = true;
-  Slot& slot = slots_[index];
-  uint32_t seen = 0;
   while (true) {
-    seen = SpinThenBlock(slot.generation, slot.sleeping, [seen](uint32_t g) { return g != seen; });
+    seen = SpinThenBlock(generation_, workers_sleeping_, [seen](uint32_t g) { return g != seen; });
     if (stop_.load(std::memory_order_acquire)) return;
-    RunChunks(slot.body, slot.closure, slot.n, slot.chunks);
-    // seq_cst pairs with the caller's store to caller_sleeping_ (see SpinThenBlock).
-    if (remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-        caller_sleeping_.load(std::memory_order_seq_cst) != 0) {
-      FutexWakeAll(remaining_);
+    // A worker that wakes after the dispatch is over (or during a later one) finds no chunk
+    // of generation `seen` left and goes back to waiting; the caller never waits for it.
+    if (RunChunks(seen) && caller_sleeping_.load(std::memory_order_seq_cst) != 0) {
+      FutexWakeAll(done_);
     }
   }
 }
@@ -236,29 +247,31 @@ void ThreadPool::parallel_for(int64_t n, kiln_parallel_body body, void* closure)
   }
   const int64_t chunks = std::min<int64_t>(n, threads * kChunksPerThread);
 
-  // Chunk 0 is the caller's; the rest go to whichever thread asks first.
-  next_chunk_.store(1, std::memory_order_relaxed);
-  remaining_.store(static_cast<uint32_t>(threads - 1), std::memory_order_relaxed);
-  for (int64_t i = 1; i < threads; ++i) {
-    Slot& slot = slots_[i];
-    slot.body = body;
-    slot.closure = closure;
-    slot.n = n;
-    slot.chunks = chunks;
-    // seq_cst publishes the job fields and next_chunk_, and pairs with the worker's store to
-    // `sleeping`.
-    slot.generation.fetch_add(1, std::memory_order_seq_cst);
-    if (slot.sleeping.load(std::memory_order_seq_cst) != 0) FutexWakeAll(slot.generation);
-  }
+  // Every chunk of the previous dispatch is done, so no worker reads the fields now (a late one
+  // may read them, but its claim, tagged with an old generation, fails).
+  const uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  job_.body.store(body, std::memory_order_relaxed);
+  job_.closure.store(closure, std::memory_order_relaxed);
+  job_.n.store(n, std::memory_order_relaxed);
+  job_.chunks.store(chunks, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  // Chunk 0 is the caller's; the rest go to whichever thread asks first. The release publishes
+  // the fields and the reset of done_ to every thread that claims a chunk.
+  job_.claim.store(Claim(generation, 1), std::memory_order_release);
+  // seq_cst pairs with the workers' raising of workers_sleeping_.
+  generation_.store(generation, std::memory_order_seq_cst);
+  if (workers_sleeping_.load(std::memory_order_seq_cst) != 0) FutexWakeAll(generation_);
 
   int64_t begin, end;
   ChunkBounds(n, chunks, 0, &begin, &end);
   t_in_parallel_region = true;
   body(begin, end, closure);
-  RunChunks(body, closure, n, chunks);
+  const bool finished_last = done_.fetch_add(1, std::memory_order_relaxed) + 1 == chunks;
+  if (!finished_last) RunChunks(generation);
   t_in_parallel_region = false;
 
-  SpinThenBlock(remaining_, caller_sleeping_, [](uint32_t r) { return r == 0; });
+  const uint32_t all = static_cast<uint32_t>(chunks);
+  SpinThenBlock(done_, caller_sleeping_, [all](uint32_t done) { return done == all; });
 }
 
 int default_num_threads() {

@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -43,12 +42,13 @@ class ThreadPool {
   // REQUIRES: not called concurrently with set_num_threads.
   Status start_status() const;
 
-  // Runs body over [0, n): with T = min(n, num_threads()) threads taking part, the range is split
-  // into min(n, 4 T) contiguous chunks of near-equal size (sizes differ by at most one, earlier
-  // chunks larger; one chunk, [0, n), when T is 1). The caller runs chunk 0; then each of the T
-  // threads claims the next unclaimed chunk until none is left, so a thread slowed down by
+  // Runs body over [0, n): with T = min(n, num_threads()), the range is split into min(n, 4 T)
+  // contiguous chunks of near-equal size (sizes differ by at most one, earlier chunks larger; one
+  // chunk, [0, n), when T is 1). The caller runs chunk 0; then the caller and the workers each
+  // claim the next unclaimed chunk until none is left, so a thread slowed down by
   // another process on its core does less of the loop instead of holding it up. Returns when
-  // every chunk is done. n <= 0 does nothing.
+  // every chunk is done: a worker that has not woken up by then (its core taken by another
+  // process) is not waited for, and takes no part. n <= 0 does nothing.
   //
   // A parallel_for issued from inside a body (of this or any other pool) runs the whole range
   // serially on the calling thread, so nesting never deadlocks. Calls from several outside
@@ -61,28 +61,44 @@ class ThreadPool {
   const KilnRuntimeApi* api() const { return &api_; }
 
  private:
-  struct Slot;
+  // The loop being dispatched. Written by the dispatcher only between dispatches; a worker reads
+  // the fields and then validates them by claiming a chunk of the same generation (a seqlock
+  // whose sequence is the generation half of `claim`).
+  struct alignas(64) Job {
+    std::atomic<kiln_parallel_body> body{nullptr};
+    std::atomic<void*> closure{nullptr};
+    std::atomic<int64_t> n{0};       // the loop's range [0, n)
+    std::atomic<int64_t> chunks{0};  // split into this many chunks (ChunkBounds)
+    // (generation << 32) | the next unclaimed chunk. Tagging the claim with the dispatch's
+    // generation keeps a worker that woke late from claiming a chunk of a later dispatch
+    // with the fields of an earlier one.
+    std::atomic<uint64_t> claim{0};
+  };
 
   void StartWorkers(int num_threads);
   void StopWorkers();
   bool ForkedSinceStart() const;
   void RecoverAfterFork();
-  void WorkerLoop(int index);
-  // Claims chunks of the current dispatch from next_chunk_ and runs them until none is left.
-  void RunChunks(kiln_parallel_body body, void* closure, int64_t n, int64_t chunks);
+  // Runs the dispatches after generation `seen`, until stop_.
+  void WorkerLoop(uint32_t seen);
+  // Claims chunks of dispatch `generation` and runs them until none is left (or a later
+  // dispatch has begun). Counts each finished chunk in done_; returns whether this thread
+  // finished the dispatch's last chunk.
+  bool RunChunks(uint32_t generation);
 
   std::atomic<int> num_threads_{1};
   KilnRuntimeApi api_;
   // Serializes dispatches from different outside threads; also guards set_num_threads.
   std::mutex dispatch_mu_;
-  // slots_[i] is the mailbox of worker i (i >= 1); slot 0 is unused (the caller's chunk).
-  std::unique_ptr<Slot[]> slots_;
   std::vector<std::thread> workers_;
   std::atomic<bool> stop_{false};
-  // Chunks handed to workers in the current dispatch that have not finished yet.
-  alignas(64) std::atomic<uint32_t> remaining_{0};
-  // The next chunk of the current dispatch to claim (RunChunks), on a line of its own.
-  alignas(64) std::atomic<int64_t> next_chunk_{0};
+  Job job_;
+  // The current dispatch's number; bumped to start one. Workers poll it (and sleep on it).
+  alignas(64) std::atomic<uint32_t> generation_{0};
+  std::atomic<uint32_t> workers_sleeping_{0};
+  // Chunks of the current dispatch finished so far; the caller waits for it to reach
+  // job_.chunks. On a line of its own: every finished chunk writes it.
+  alignas(64) std::atomic<uint32_t> done_{0};
   std::atomic<uint32_t> caller_sleeping_{0};
   // The process fork count when the workers were started; a mismatch means we are a forked
   // child whose workers do not exist.

@@ -1,6 +1,8 @@
 // Tests for runtime/: the thread pool, artifact loading and the time evaluator. Timing
 // assertions are one-sided and loose: these run on a noisy shared 2-core machine.
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <numeric>
 #include <sstream>
@@ -125,6 +128,110 @@ TEST(ThreadPoolTest, ASlowThreadTakesFewerChunks) {
   EXPECT_EQ(c.on_caller + c.on_worker, 8);
   // A fixed split would give the worker 4; it sleeps through its first while the caller runs on.
   EXPECT_LE(c.on_worker.load(), 2);
+}
+
+// The ids of this process's threads (/proc/self/task).
+std::vector<pid_t> ThreadIds() {
+  std::vector<pid_t> ids;
+  for (const auto& entry : fs::directory_iterator("/proc/self/task")) {
+    ids.push_back(static_cast<pid_t>(std::stol(entry.path().filename().string())));
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// A worker parked in this signal handler stands for one whose core another process has taken.
+std::atomic<bool> g_worker_parked{false};
+std::atomic<bool> g_release_worker{false};
+
+void ParkUntilReleased(int) {
+  g_worker_parked.store(true);
+  while (!g_release_worker.load()) {
+    timespec pause{0, 1000000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+// The loop is done when its chunks are: the caller runs every chunk of a worker that never wakes
+// up, and does not wait for it.
+TEST(ThreadPoolTest, AWorkerThatNeverWakesDoesNotHoldUpTheLoop) {
+  const std::vector<pid_t> before = ThreadIds();
+  ThreadPool pool(2);
+  const std::vector<pid_t> after = ThreadIds();
+  std::vector<pid_t> started;
+  std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
+                      std::back_inserter(started));
+  ASSERT_EQ(started.size(), 1u);
+
+  struct sigaction park {
+  }, saved{};
+  park.sa_handler = &ParkUntilReleased;
+  sigemptyset(&park.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR1, &park, &saved), 0);
+  g_worker_parked = false;
+  g_release_worker = false;
+  // A pool that waited for every worker would wait below until the watchdog released the parked
+  // one (20 s); the test then fails instead of hanging.
+  std::atomic<bool> test_over{false};
+  std::atomic<bool> released_by_watchdog{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 2000 && !test_over; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!test_over) released_by_watchdog = true;
+    g_release_worker = true;
+  });
+  ASSERT_EQ(syscall(SYS_tgkill, getpid(), started[0], SIGUSR1), 0);
+  while (!g_worker_parked && !released_by_watchdog) std::this_thread::yield();
+
+  struct Closure {
+    std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> chunks{0}, off_caller{0};
+  };
+  Closure c;
+  for (int i = 0; i < 100; ++i) {
+    pool.parallel_for(
+        8,
+        [](int64_t, int64_t, void* p) {
+          auto* c = static_cast<Closure*>(p);
+          c->chunks += 1;
+          if (std::this_thread::get_id() != c->caller) c->off_caller += 1;
+        },
+        &c);
+  }
+  const bool returned_while_parked = !released_by_watchdog.load();
+  test_over = true;
+  watchdog.join();
+  sigaction(SIGUSR1, &saved, nullptr);
+  EXPECT_TRUE(returned_while_parked);
+  EXPECT_EQ(c.chunks.load(), 800);
+  EXPECT_EQ(c.off_caller.load(), 0);
+
+  // Released, the worker takes part again (or finds nothing left) without disturbing a loop.
+  for (int i = 0; i < 1000; ++i) {
+    ExpectCoversRangeOnce(
+        37, ExpectedChunks(37, 2),
+        [&](int64_t n, kiln_parallel_body b, void* cl) { pool.parallel_for(n, b, cl); });
+  }
+}
+
+// Many threads on few cores wake late, often after the loop they were woken for is over; a late
+// worker must never run a chunk of a later loop with the earlier loop's body or range.
+TEST(ThreadPoolTest, LateWorkersNeverMixUpLoops) {
+  ThreadPool pool(8);
+  std::vector<int64_t> a(64), b(61);
+  for (int iter = 0; iter < 3000; ++iter) {
+    const bool first = iter % 2 == 0;
+    std::vector<int64_t>& out = first ? a : b;
+    std::fill(out.begin(), out.end(), 0);
+    std::atomic<int> calls{0};
+    FillClosure closure{&out, &calls};
+    pool.parallel_for(static_cast<int64_t>(out.size()), &FillBody, &closure);
+    for (size_t i = 0; i < out.size(); ++i) {
+      ASSERT_EQ(out[i], static_cast<int64_t>(i) + 1) << "iteration " << iter << " index " << i;
+    }
+    ASSERT_EQ(calls.load(), ExpectedChunks(static_cast<int64_t>(out.size()), 8));
+  }
 }
 
 TEST(ThreadPoolTest, CallerRunsChunkZeroAndSingleThreadPoolStartsNoThreads) {
