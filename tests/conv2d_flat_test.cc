@@ -22,10 +22,6 @@ namespace {
 const Template& flat() { return conv2d_flat_template(); }
 const Template& direct() { return conv2d_nchwc_template(); }
 
-const TargetInfo& kAvx512 = kTestAvx512;
-const TargetInfo& kAvx2 = kTestAvx2;
-const TargetInfo& kNeon = kTestNeon;
-
 // The first config of `w`'s space with these blocks and pixels per tile.
 ConfigEntity with(const Workload& w, int64_t ic_bn, int64_t oc_bn, int64_t pixels) {
   ConfigSpace space = flat().space(w);
@@ -77,7 +73,7 @@ TEST(Conv2dFlat, SpaceAndUntunedConfigsThatFitTheRegisters) {
   Workload small = normalized(flat(), "conv2d:N=1,C=16,H=2,W=3,K=24,R=1,S=1");
   EXPECT_EQ(flat().space(small).dims()[2], 6);  // no more pixels than the output has
 
-  for (const TargetInfo& target : {kAvx512, kAvx2, kNeon}) {
+  for (const TargetInfo& target : {kTestAvx512, kTestAvx2, kTestNeon}) {
     for (const Workload& wl :
          {w, small, normalized(flat(), "conv2d:N=1,C=64,H=56,W=56,K=128,R=1,S=1,stride=2"),
           normalized(flat(), "conv2d:N=1,C=24,H=56,W=56,K=144,R=1,S=1")}) {
@@ -99,10 +95,10 @@ TEST(Conv2dFlat, SpaceAndUntunedConfigsThatFitTheRegisters) {
   }
   // 7x7 on 16 AVX2 registers: 6 pixels of 2 vectors (12 FMA chains), where conv2d_NCHWc.x86's
   // default has 4 columns (8 chains, just the FMA latency's 2 x 4).
-  ConfigEntity d = flat().default_config(w, space, kAvx2);
+  ConfigEntity d = flat().default_config(w, space, kTestAvx2);
   EXPECT_EQ(pixels_of(d), 6);
   EXPECT_EQ(inner(d, "tile_oc"), 16);
-  EXPECT_TRUE(flat().preferred_untuned(w, kAvx2));
+  EXPECT_TRUE(flat().preferred_untuned(w, kTestAvx2));
 }
 
 // The interpreter computes the reference, with all stages and with the timed one alone, for every
@@ -115,7 +111,7 @@ TEST(Conv2dFlat, EveryPixelCountComputesTheReference) {
     const conv::Geometry g = conv::geometry(w);
     for (int64_t px = 1; px <= std::min<int64_t>(16, g.p * g.q); ++px) {
       ConfigEntity c = with(w, g.c == 8 ? 4 : 3, g.k == 16 ? 8 : 4, px);
-      auto p = flat().instantiate(w, c, kAvx2);
+      auto p = flat().instantiate(w, c, kTestAvx2);
       ASSERT_TRUE(p.ok()) << text << ": " << p.status().message();
       EXPECT_TRUE(ComputesReference(flat(), w, *p, seed++)) << text << " " << c.entity_string();
       for (const ir::Stage& s : p->stages) {
@@ -138,7 +134,7 @@ TEST(Conv2dFlat, RefusesAPixelCountOutsideItsSpace) {
   }
   // A config of another space (a forged record) is refused by instantiate with a reason.
   Workload big = normalized(flat(), "conv2d:N=1,C=8,H=4,W=4,K=8,R=1,S=1");
-  auto p = flat().instantiate(w, with(big, 8, 8, 16), kAvx512);
+  auto p = flat().instantiate(w, with(big, 8, 8, 16), kTestAvx512);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kInstantiation);
   EXPECT_NE(p.status().message().find("tile_px"), std::string::npos) << p.status().message();

@@ -19,10 +19,6 @@ namespace {
 const Template& ragged() { return dense_pack_ragged_template(); }
 const Template& pack() { return dense_pack_template(); }
 
-const TargetInfo& kAvx512 = kTestAvx512;
-const TargetInfo& kAvx2 = kTestAvx2;
-const TargetInfo& kNeon = kTestNeon;
-
 // The first config of `w`'s space with `rows` rows, bn lanes and k_inner unrolled k steps.
 ConfigEntity with(const Workload& w, int64_t rows, int64_t bn, int64_t k_inner) {
   ConfigSpace space = ragged().space(w);
@@ -69,7 +65,7 @@ TEST(DenseRagged, SpaceHasEveryRowCountAndUntunedConfigsFitTheRegisters) {
   Workload ten = normalized(ragged(), "dense:M=10,N=24,K=8");
   EXPECT_EQ(ragged().space(ten).dims()[0], 10);  // no more rows than M
 
-  for (const TargetInfo& target : {kAvx512, kAvx2, kNeon}) {
+  for (const TargetInfo& target : {kTestAvx512, kTestAvx2, kTestNeon}) {
     for (const Workload& wl : {w, ten, normalized(ragged(), "dense:M=128,N=3072,K=768"),
                                normalized(ragged(), "dense:M=1000,N=1000,K=512")}) {
       ConfigSpace s = ragged().space(wl);
@@ -86,15 +82,16 @@ TEST(DenseRagged, SpaceHasEveryRowCountAndUntunedConfigsFitTheRegisters) {
   }
   // On 16 AVX2 registers: 6 rows x 2 vectors (12 FMA chains), where dense_pack.x86's rows must
   // divide 1024 and its 4 x 2 vectors give 8, just the FMA latency's 2 x 4.
-  ConfigEntity d = ragged().default_config(w, space, kAvx2);
+  ConfigEntity d = ragged().default_config(w, space, kTestAvx2);
   EXPECT_EQ(rows_of(d), 6);
   EXPECT_EQ(inner(d, "tile_x"), 16);
-  EXPECT_EQ(inner(pack().default_config(w, pack().space(w), kAvx2), "tile_y"), 4);
-  EXPECT_TRUE(ragged().preferred_untuned(w, kAvx2));
+  EXPECT_EQ(inner(pack().default_config(w, pack().space(w), kTestAvx2), "tile_y"), 4);
+  EXPECT_TRUE(ragged().preferred_untuned(w, kTestAvx2));
   // On 32 AVX-512 registers dense_pack.x86's 8 x 2 vectors already have 16 chains.
-  EXPECT_FALSE(ragged().preferred_untuned(w, kAvx512));
+  EXPECT_FALSE(ragged().preferred_untuned(w, kTestAvx512));
   // M = 128 on AVX2: 4 x 3 vectors, which divides M.
-  EXPECT_FALSE(ragged().preferred_untuned(normalized(ragged(), "dense:M=128,N=3072,K=768"), kAvx2));
+  EXPECT_FALSE(
+      ragged().preferred_untuned(normalized(ragged(), "dense:M=128,N=3072,K=768"), kTestAvx2));
 }
 
 // The interpreter computes the reference, with all stages and with the timed one alone, for
@@ -106,7 +103,7 @@ TEST(DenseRagged, EveryRowCountComputesTheReference) {
     const int64_t most = std::min<int64_t>(16, w.at("M"));
     for (int64_t rows = 1; rows <= most; ++rows) {
       ConfigEntity c = with(w, rows, w.at("N") == 48 ? 16 : 8, 1);
-      auto p = ragged().instantiate(w, c, kAvx512);
+      auto p = ragged().instantiate(w, c, kTestAvx512);
       ASSERT_TRUE(p.ok()) << text << ": " << p.status().message();
       EXPECT_TRUE(ComputesReference(ragged(), w, *p, seed++)) << text << " " << c.entity_string();
       for (const ir::Stage& s : p->stages) EXPECT_TRUE(VectorLoopsAreSimd(s.body));
@@ -117,7 +114,7 @@ TEST(DenseRagged, EveryRowCountComputesTheReference) {
   ConfigSpace space = ragged().space(w);
   for (int64_t i = 0; i < space.size(); i += 97) {
     ConfigEntity c = space.get(i);
-    auto p = ragged().instantiate(w, c, kAvx2);
+    auto p = ragged().instantiate(w, c, kTestAvx2);
     ASSERT_TRUE(p.ok()) << c.entity_string() << ": " << p.status().message();
     EXPECT_TRUE(ComputesReference(ragged(), w, *p, seed++)) << c.entity_string();
   }
@@ -135,7 +132,7 @@ TEST(DenseRagged, RefusesARowCountOutsideItsSpace) {
   // A config of another space (a forged record) is refused by instantiate with a reason.
   Workload big = normalized(ragged(), "dense:M=64,N=8,K=8");
   ConfigEntity sixteen = with(big, 16, 8, 8);
-  auto p = ragged().instantiate(w, sixteen, kAvx512);
+  auto p = ragged().instantiate(w, sixteen, kTestAvx512);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kInstantiation);
   EXPECT_NE(p.status().message().find("tile_rows"), std::string::npos) << p.status().message();
