@@ -227,11 +227,15 @@ DefaultTile register_tile(const Geometry& g, bool depthwise, const ActivationBlo
   BestTile chooser(target);
   for (int64_t reg : reg_factors) {
     for (int64_t ohf : oh_factors) {
+      // A depthwise tile accumulates its block's vectors in groups that fit (lane_block).
+      const int64_t group =
+          depthwise ? vectors_of(depthwise_lane_block(Tiling{oc_bn, reg, ohf}, target), target)
+                    : vecs;
       RegisterTile tile;
-      tile.accumulators = ohf * reg * vecs;
-      tile.operands = vecs + 1;  // the weight vectors and one broadcast (or data) vector
+      tile.accumulators = ohf * reg * group;
+      tile.operands = group + 1;  // the weight vectors and one broadcast (or data) vector
       tile.fmas = tile.accumulators;
-      tile.loads = depthwise ? tile.accumulators + vecs : vecs + ohf * reg;
+      tile.loads = depthwise ? tile.accumulators + group : vecs + ohf * reg;
       tile.useful = lane_use * static_cast<double>(ow) /
                     static_cast<double>(ceil_div(ow, reg) * reg) * static_cast<double>(oh) /
                     static_cast<double>(ceil_div(oh, ohf) * ohf);
@@ -317,10 +321,15 @@ Stmt vector_loop(const std::string& name, int64_t extent,
 
 namespace {
 
-// The tiling compute() runs: `t`, or the sub-tile of it whose accumulators fit the stack.
+// The tiling compute() runs: `t`, or the sub-tile of it whose accumulators fit the stack, of at
+// most t.lane_block lanes.
 Tiling fitted_tiling(const Tiling& t) {
   std::vector<int64_t> sub = fit_tile({t.oh_factor, t.reg_n, t.oc_bn}, kMaxLocalFloats);
-  return Tiling{sub[2], sub[1], sub[0]};
+  Tiling st{sub[2], sub[1], sub[0]};
+  if (t.lane_block > 0 && t.lane_block < st.oc_bn && st.oc_bn % t.lane_block == 0) {
+    st.oc_bn = t.lane_block;
+  }
+  return st;
 }
 
 // for ohi, j (unrolled): vector_loop v: body(acc index, ohi, j, v)
@@ -341,6 +350,17 @@ Stmt accumulate(const Tile& tile, const TermFn& term) {
                                     const Expr& v) {
     return ir::StoreFlat(tile.acc, index, tile.acc.load_flat(index) + term(ohi, j, tile.lane0 + v));
   });
+}
+
+int64_t depthwise_lane_block(const Tiling& t, const TargetInfo& target) {
+  const int64_t simd = std::max(1, target.simd_lanes);
+  if (t.oc_bn % simd != 0) return t.oc_bn;
+  const int64_t vecs = t.oc_bn / simd, outputs = t.oh_factor * t.reg_n;
+  for (int64_t v = vecs; v > 1; --v) {
+    // v vectors' accumulators per output, v weight vectors and one data vector.
+    if (vecs % v == 0 && outputs * v + v + 1 <= target.vector_registers) return v * simd;
+  }
+  return simd;
 }
 
 int64_t oc_chunks(const Geometry& g, const Tiling& t) { return ceil_div(g.k, t.oc_bn); }

@@ -159,7 +159,16 @@ struct Tiling {
   int64_t oc_bn = 1;      // output channels per block (the vector lanes)
   int64_t reg_n = 1;      // output columns per tile
   int64_t oh_factor = 1;  // output rows per tile (1x1 kernels only)
+  // Lanes of the block a tile accumulates at a time (0: all oc_bn), a divisor of oc_bn. Only for
+  // reductions whose lanes share no operand (depthwise): computing the block's vectors one
+  // group after another costs no extra load, and keeps a wide tile within the registers.
+  int64_t lane_block = 0;
 };
+
+// The lane_block of a depthwise tiling: all of oc_bn when its accumulators, weight vectors and
+// a data vector fit the target's vector registers, else the most whole vectors of the block
+// (dividing it) that fit, at least one vector. oc_bn when it is not a whole number of vectors.
+int64_t depthwise_lane_block(const Tiling& t, const TargetInfo& target);
 
 // Sizes derived from a geometry and tiling.
 struct TiledShape {

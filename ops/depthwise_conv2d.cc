@@ -9,7 +9,11 @@
 //
 // Program: pack data to a padded NCHW{ic_bn}c workspace and the weights to [C/oc_bn, R, S, oc_bn]
 // (untimed), then the timed compute stage of conv_common.h with TVM's reduction order
-// kh, kw (unrolled with unroll_kw), ow_block (unrolled), oc_block (vectorized). When ic_bn is a
+// kh, kw (unrolled with unroll_kw), ow_block (unrolled), oc_block (vectorized). A tile whose
+// accumulators would not fit the target's vector registers (tile_ow columns of oc_bn lanes)
+// runs that order over groups of the block's vectors, one group after another
+// (conv::depthwise_lane_block): the lanes share no operand, so this loads nothing twice, and
+// each output sums its terms in the same order. When ic_bn is a
 // multiple of oc_bn the lanes of a block read contiguous packed data; otherwise the block spans
 // several input chunks and its data loads are gathers (TVM's schedule has the same access).
 // When ic_bn is a multiple of oc_bn, data that arrives packed in block ic_bn (a compiled
@@ -124,6 +128,7 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
     }
     bool unroll_kw = unroll.get<bool>();
     conv::Tiling t{oc_bn, reg_n, 1};
+    t.lane_block = conv::depthwise_lane_block(t, target);
 
     conv::DirectConv direct;
     direct.name = "depthwise_conv2d_NCHWc";

@@ -3,6 +3,7 @@
 // answer, or a reasoned InstantiationError.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -21,8 +22,8 @@
 namespace kiln::ops {
 namespace {
 
-const TargetInfo kAvx512{16};
-const TargetInfo kAvx2{8};
+const TargetInfo& kAvx512 = kTestAvx512;
+const TargetInfo& kAvx2 = kTestAvx2;
 
 const Template& depthwise() { return depthwise_conv2d_nchwc_template(); }
 
@@ -105,9 +106,12 @@ TEST_P(DepthwiseConfigs, SampledConfigsMatchTheReference) {
   for (int64_t index : indices) {
     ConfigEntity config = space.get(index);
     SCOPED_TRACE(config.entity_string());
-    auto program = depthwise().instantiate(w, config, kAvx512);
-    ASSERT_TRUE(program.ok()) << program.status().message();
-    EXPECT_LE(run(w, *program, index), 1e-4);
+    // AVX2's 16 registers split the wider tiles into groups of vectors (lane_block).
+    for (const TargetInfo* target : {&kAvx512, &kAvx2}) {
+      auto program = depthwise().instantiate(w, config, *target);
+      ASSERT_TRUE(program.ok()) << program.status().message();
+      EXPECT_LE(run(w, *program, index), 1e-4) << target->simd_lanes << " lanes";
+    }
   }
 }
 
@@ -144,6 +148,50 @@ TEST(DepthwiseConv2dNchwc, MatchingBlocksReadContiguousLanes) {
     });
   });
   EXPECT_EQ(fma_bodies, 1);
+}
+
+// Floats of the largest local `acc` buffer in the program: the accumulators a tile keeps live.
+int64_t accumulator_floats(const ir::Program& program) {
+  int64_t floats = 0;
+  for (const ir::Stage& stage : program.stages) {
+    walk(stage.body, [&](const ir::Stmt& s) {
+      if (s->kind == ir::StmtKind::kAllocate && s->buffer->name == "acc") {
+        floats = std::max(floats, s->buffer->shape.at(0));
+      }
+    });
+  }
+  return floats;
+}
+
+// A 7-column tile of two vectors needs 14 accumulators, 2 weight vectors and a data vector:
+// more than AVX2's 16 registers. The template then accumulates one vector of the block at a
+// time (7 accumulators), and still computes the reference; within 32 registers it keeps the
+// whole block, and a tile that fits keeps it on AVX2 too.
+TEST(DepthwiseConv2dNchwc, TilesBeyondTheRegistersAccumulateOneVectorGroupAtATime) {
+  Workload w = normalized("depthwise_conv2d:N=1,C=64,H=7,W=7,R=3,S=3,pad=1");
+  ConfigSpace space = depthwise().space(w);
+  auto config_of = [&](int64_t bn, int64_t ow) {
+    return space.make_config({{"tile_ic", SplitEntity{{-1, bn}}},
+                              {"tile_oc", SplitEntity{{-1, bn}}},
+                              {"tile_ow", SplitEntity{{-1, ow}}},
+                              {"unroll_kw", OtherOptionEntity{true}}});
+  };
+  struct Expectation {
+    const TargetInfo* target;
+    int64_t bn, ow, acc_floats;
+  };
+  for (const Expectation& e :
+       {Expectation{&kAvx2, 16, 7, 7 * 8}, Expectation{&kAvx2, 16, 1, 16},
+        Expectation{&kAvx2, 32, 7, 7 * 8}, Expectation{&kAvx512, 32, 7, 7 * 32},
+        Expectation{&kAvx512, 64, 7, 7 * 32}}) {
+    auto config = config_of(e.bn, e.ow);
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    SCOPED_TRACE(std::to_string(e.target->simd_lanes) + " lanes, " + config->entity_string());
+    auto program = depthwise().instantiate(w, *config, *e.target);
+    ASSERT_TRUE(program.ok()) << program.status().message();
+    EXPECT_EQ(accumulator_floats(*program), e.acc_floats);
+    EXPECT_LE(run(w, *program, 3), 1e-4);
+  }
 }
 
 TEST(DepthwiseConv2dNchwc, OversizedTilesStayWithinTheCodegenLimits) {
