@@ -266,8 +266,8 @@ void ThreadPool::parallel_for(int64_t n, kiln_parallel_body body, void* closure)
   ChunkBounds(n, chunks, 0, &begin, &end);
   t_in_parallel_region = true;
   body(begin, end, closure);
-  const bool finished_last = done_.fetch_add(1, std::memory_order_relaxed) + 1 == chunks;
-  if (!finished_last) RunChunks(generation);
+  done_.fetch_add(1, std::memory_order_relaxed);
+  RunChunks(generation);  // returns at once when no chunk is left to claim
   t_in_parallel_region = false;
 
   const uint32_t all = static_cast<uint32_t>(chunks);

@@ -45,10 +45,10 @@ class ThreadPool {
   // Runs body over [0, n): with T = min(n, num_threads()), the range is split into min(n, 4 T)
   // contiguous chunks of near-equal size (sizes differ by at most one, earlier chunks larger; one
   // chunk, [0, n), when T is 1). The caller runs chunk 0; then the caller and the workers each
-  // claim the next unclaimed chunk until none is left, so a thread slowed down by
-  // another process on its core does less of the loop instead of holding it up. Returns when
-  // every chunk is done: a worker that has not woken up by then (its core taken by another
-  // process) is not waited for, and takes no part. n <= 0 does nothing.
+  // claim the next unclaimed chunk until none is left, so a thread slowed down by another
+  // process on its core does less of the loop instead of holding it up. Returns when every
+  // chunk is done: a worker that has not woken up by then (its core taken by another process)
+  // is not waited for, and takes no part. n <= 0 does nothing.
   //
   // A parallel_for issued from inside a body (of this or any other pool) runs the whole range
   // serially on the calling thread, so nesting never deadlocks. Calls from several outside
