@@ -14,13 +14,13 @@
 //
 // Knobs (kiln's own space, not a TVM task): tile_ic = split(C) and tile_oc = split(K) as
 // conv2d_NCHWc.x86's (so blocks chain with it), then tile_px = the pixels of one register tile,
-// 1 to min(P*Q, kMaxRaggedRows).
+// 1 to min(P*Q, kMaxRaggedRows): the P*Q pixels go in ceil(P*Q / tile_px) tiles as even as they go
+// (EvenRowTiles: tiles of tile_px pixels when it divides P*Q, else of two consecutive counts).
 //
 // Program: the weights packed as conv2d_NCHWc.x86 packs them (untimed). A parallel loop over
-// (batch, output chunk, pixel tile); a tile of pixels [p0, p0 + tile_px) accumulates
+// (batch, output chunk, pixel tile); a tile of pixels [p0, p0 + count) accumulates
 // CC[pixel][oc_bn] over input chunks (serial) and their lanes (unrolled), reading pixel p at input
-// row (p / Q) * stride_h, column (p % Q) * stride_w (ops/packed_matmul.h). The last tile, of
-// P*Q % tile_px pixels when that is not 0, is the same tile with fewer pixels. Data in the
+// row (p / Q) * stride_h, column (p % Q) * stride_w (ops/packed_matmul.h). Data in the
 // config's input block is read in place; other data (NCHW, or another block) is first packed to
 // it. A packed output (NCHW{oc_bn}c) is written straight from the tile; an NCHW one through a
 // copy of the tile on the stack.
@@ -120,8 +120,8 @@ class Conv2dFlatTemplate final : public conv::Conv2dVariant {
     KILN_ASSIGN_OR_RETURN(ActivationBlocks blocks, conv::channel_blocks(g, config));
     KILN_ASSIGN_OR_RETURN(int64_t px, pixel_count(config, g));
     const int64_t ic_bn = blocks.in, oc_bn = blocks.out;
-    const int64_t pixels = g.p * g.q, full = pixels / px, rest = pixels % px;
-    const int64_t tiles = full + (rest != 0 ? 1 : 0), oc_chunks = g.k / oc_bn;
+    const EvenRowTiles split = EvenRowTiles::of(g.p * g.q, px);
+    const int64_t oc_chunks = g.k / oc_bn;
 
     KILN_ASSIGN_OR_RETURN(Buffer data, conv::data_buffer(g, layout));
     Buffer weight("weight", {g.k, g.c, 1, 1}, BufferScope::kArgument);
@@ -139,12 +139,12 @@ class Conv2dFlatTemplate final : public conv::Conv2dVariant {
     Buffer data_vec = in_place ? data : conv::packed_data_buffer(g, unpadded, ic_bn);
 
     Expr f = ir::var("n_occ_px");
-    std::vector<Expr> fused = conv::unfuse(f, {g.n, oc_chunks, tiles});
-    const Expr n = fused[0], occ = fused[1], p0 = fused[2] * Expr(px);
-    auto row = [&](const Expr& y) { return (p0 + y) / Expr(g.q); };
-    auto col = [&](const Expr& y) { return (p0 + y) % Expr(g.q); };
+    std::vector<Expr> fused = conv::unfuse(f, {g.n, oc_chunks, split.tiles});
+    const Expr n = fused[0], occ = fused[1];
     // The pixels [p0, p0 + count) of output chunk occ.
-    auto pixel_tile = [&](int64_t count) {
+    auto pixel_tile = [&](const Expr& p0, int64_t count) {
+      auto row = [&](const Expr& y) { return (p0 + y) / Expr(g.q); };
+      auto col = [&](const Expr& y) { return (p0 + y) % Expr(g.q); };
       PackedMatmulTile tile;
       tile.rows = count;
       tile.lanes = oc_bn;
@@ -179,9 +179,8 @@ class Conv2dFlatTemplate final : public conv::Conv2dVariant {
           ir::Store(output, {n, occ * Expr(oc_bn) + x, row(y), col(y)}, out_tile.load({y, x})));
       return ir::Allocate(out_tile, ir::Seq({packed_matmul_tile(tile, target), copy}));
     };
-    Stmt body = rest == 0 ? pixel_tile(px)
-                          : ir::If(fused[2] < Expr(full), pixel_tile(px), pixel_tile(rest));
-    Stmt compute = ir::For(f, g.n * oc_chunks * tiles, LoopKind::kParallel, body);
+    Stmt compute = ir::For(f, g.n * oc_chunks * split.tiles, LoopKind::kParallel,
+                           split.body(fused[2], pixel_tile));
 
     ir::Program program;
     program.name = "conv2d_NCHWc_flat";

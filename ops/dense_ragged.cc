@@ -9,15 +9,15 @@
 // Workload: dense's, for M >= kMinRows (fewer rows: dense_pack.x86's divisors serve them).
 //
 // Knobs (kiln's own space, not a TVM task; its indices map to no TVM log):
-//   tile_rows  the register tile's rows, 1 to min(M, kMaxRaggedRows)
+//   tile_rows  the register tile's most rows, 1 to min(M, kMaxRaggedRows) (EvenRowTiles)
 //   tile_x     split(N) into [xt, xo, bn] as dense_pack.x86's: bn lanes per tile, xo tiles per
 //              parallel iteration
 //   tile_k     split(K) into [ko, ki]: ki steps of k unrolled
 //
 // Program: W is packed to Wp[N/bn][K][bn] (untimed, as dense_pack.x86's). A parallel loop runs
 // over (xt, row tile); each row tile of full rows computes, for each of its xo column blocks,
-// dense_pack.x86's register tile (ops/packed_matmul.h). The last row tile, of M % tile_rows rows
-// when that is not 0, is the same tile with fewer rows. Consecutive iterations keep one block of
+// dense_pack.x86's register tile (ops/packed_matmul.h). The M rows go in ceil(M / tile_rows) row
+// tiles as even as they go (EvenRowTiles). Consecutive iterations keep one block of
 // Wp (in L2) and walk down the rows of A.
 #include <algorithm>
 #include <string>
@@ -105,7 +105,8 @@ class DensePackRagged final : public DenseBase {
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> x, tile_sizes(name(), config, "tile_x", s.n, 3));
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> k, tile_sizes(name(), config, "tile_k", s.k, 2));
     const int64_t xt_n = x[0], xo_n = x[1], bn = x[2];
-    const int64_t full = s.m / rows, rest = s.m % rows, row_tiles = full + (rest != 0 ? 1 : 0);
+    const EvenRowTiles split = EvenRowTiles::of(s.m, rows);
+    const int64_t row_tiles = split.tiles;
 
     Args args = make_args(s);
     Buffer wp = packed_weight(s, bn);
@@ -113,9 +114,9 @@ class DensePackRagged final : public DenseBase {
 
     Expr f = ir::var("xt.r"), xt = f / row_tiles, r = f % row_tiles;
     Expr xo = ir::var("xo");
-    Expr row0 = r * rows, xb = xt * xo_n + xo;
+    Expr xb = xt * xo_n + xo;
     // The xo column blocks of the row tile at row0, `count` rows tall.
-    auto row_tile = [&](int64_t count) {
+    auto row_tile = [&](const Expr& row0, int64_t count) {
       PackedMatmulTile tile;
       tile.rows = count;
       tile.lanes = bn;
@@ -125,8 +126,7 @@ class DensePackRagged final : public DenseBase {
       bind_packed_tile(&tile, args, wp, s, row0, xb);
       return ir::For(xo, xo_n, LoopKind::kSerial, packed_matmul_tile(tile, target));
     };
-    Stmt body = rest == 0 ? row_tile(rows) : ir::If(r < Expr(full), row_tile(rows), row_tile(rest));
-    Stmt compute = ir::For(f, xt_n * row_tiles, LoopKind::kParallel, body);
+    Stmt compute = ir::For(f, xt_n * row_tiles, LoopKind::kParallel, split.body(r, row_tile));
     return packed_program(args, wp, std::move(pack), std::move(compute));
   }
 

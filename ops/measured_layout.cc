@@ -50,22 +50,43 @@ Status unsupported(const std::vector<int64_t>& user_shape,
                          " (only the same shape, or NCHW{b}c [n, c/b, h, w, b] of NCHW data)");
 }
 
+// Each template whose measured program changed, with the version that changed it.
+struct ChangedMeasurement {
+  std::string_view template_name;
+  int version;
+};
+constexpr ChangedMeasurement kChangedMeasurements[] = {{"conv2d_NCHWc.x86", 2},
+                                                       {"depthwise_conv2d_NCHWc.x86", 2},
+                                                       {"conv2d_NCHWc_winograd.x86", 2},
+                                                       {"conv2d_NCHWc_flat.x86", 3},
+                                                       {"dense_pack_ragged.x86", 3}};
+
+// The NCHWc convolutions: measured with packed data and output from version 2 on.
+bool measured_packed(std::string_view template_name) {
+  return template_name == "conv2d_NCHWc.x86" || template_name == "depthwise_conv2d_NCHWc.x86" ||
+         template_name == "conv2d_NCHWc_winograd.x86" || template_name == "conv2d_NCHWc_flat.x86";
+}
+
 }  // namespace
 
 int oldest_comparable_version(std::string_view template_name) {
-  const auto& newer = templates_with_newer_measurements();
-  return std::find(newer.begin(), newer.end(), template_name) != newer.end() ? kMeasureVersion : 1;
+  for (const ChangedMeasurement& c : kChangedMeasurements) {
+    if (c.template_name == template_name) return c.version;
+  }
+  return 1;
 }
 
 const std::vector<std::string_view>& templates_with_newer_measurements() {
-  static const std::vector<std::string_view> kNames = {
-      "conv2d_NCHWc.x86", "depthwise_conv2d_NCHWc.x86", "conv2d_NCHWc_winograd.x86",
-      "conv2d_NCHWc_flat.x86"};
+  static const std::vector<std::string_view> kNames = [] {
+    std::vector<std::string_view> names;
+    for (const ChangedMeasurement& c : kChangedMeasurements) names.push_back(c.template_name);
+    return names;
+  }();
   return kNames;
 }
 
 ActivationLayout measured_layout(const Template& tmpl, const ConfigEntity& config) {
-  if (oldest_comparable_version(tmpl.name()) < 2) return {};
+  if (!measured_packed(tmpl.name())) return {};
   ActivationLayout layout;
   layout.packed_output = true;
   const Entity* e = config.find("tile_ic");

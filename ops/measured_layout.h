@@ -34,12 +34,15 @@ namespace kiln::ops {
 //      the output back to NCHW (and the data arrived as NCHW)
 //   2  the NCHWc convolutions are timed packed-in, packed-out, as AutoTVM times them; an
 //      imported TVM log is in these semantics
-inline constexpr int kMeasureVersion = 2;
+//   3  conv2d_NCHWc_flat.x86 and dense_pack_ragged.x86 split their rows into tiles as even as they
+//      go (ops/packed_matmul.h: EvenRowTiles); before, the rows left over were one last tile
+inline constexpr int kMeasureVersion = 3;
 
 // The oldest measurement version whose records time the same program as a new measurement of the
-// template `template_name`: kMeasureVersion for the NCHWc convolutions, whose measured program
-// changed in version 2, and 1 for every other template (dense, batch_matmul: their programs did
-// not change, so their older records stay comparable and are kept in use).
+// template `template_name`: the version that last changed its measured program (2 for the NCHWc
+// convolutions, 3 for the two ragged-row templates), and 1 for every other template (dense,
+// batch_matmul: their programs did not change, so their older records stay comparable and are
+// kept in use).
 int oldest_comparable_version(std::string_view template_name);
 
 // The template names whose oldest comparable version is above 1 (for queries that filter in SQL).

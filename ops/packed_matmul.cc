@@ -62,6 +62,21 @@ Stmt packed_matmul_tile(const PackedMatmulTile& t, const TargetInfo& target) {
   return ir::Allocate(cc, limit_unrolling(nest, kMaxUnrolledVectorOps, kReshapedUnrollOps, target));
 }
 
+EvenRowTiles EvenRowTiles::of(int64_t m, int64_t most) {
+  EvenRowTiles t;
+  t.tiles = (m + most - 1) / most;
+  t.small = m / t.tiles;
+  t.big = m % t.tiles;
+  return t;
+}
+
+Stmt EvenRowTiles::body(const Expr& index,
+                        const std::function<Stmt(const Expr& first, int64_t rows)>& tile) const {
+  if (big == 0) return tile(index * Expr(small), small);
+  return ir::If(index < Expr(big), tile(index * Expr(small + 1), small + 1),
+                tile(index * Expr(small) + Expr(big), small));
+}
+
 namespace {
 
 // One step of the CC[rows][lanes] tile: a row of B's vectors and one broadcast of A at a time.
@@ -77,26 +92,28 @@ RegisterTile matmul_step(int64_t rows, int64_t lanes, const TargetInfo& target) 
   return tile;
 }
 
-// Where rows may be ragged, a remainder tile that costs up to 2 % of the modelled throughput
-// does not outweigh more FMA chains: 7x7 pixels at AVX2 on Zen 4, 6 of 2 vectors (a last tile of
-// 1) ran at 94-108 GFLOPS, 5 (a last tile of 4, modelled 2 % faster) at 93-95.
+// Where rows may be ragged, a split that models up to 2 % faster does not outweigh more FMA
+// chains: 7x7 pixels at AVX2 on Zen 4, 6 of 2 vectors ran at 94-108 GFLOPS, 5 (modelled 2 %
+// faster) at 93-95 (measured with the rows left over as one last tile, before EvenRowTiles).
 constexpr double kRaggedTie = 0.02;
 
-// Offers `chooser` the tiles of `lanes` columns and each row count in `row_counts` (rows of A
-// `row_stride_bytes` apart), an m % rows remainder weighed by its own throughput; keeps the best
-// in `best`.
+// Offers `chooser` the tiles of `lanes` columns and at most each row count in `row_counts` (rows
+// of A `row_stride_bytes` apart), split by EvenRowTiles, the smaller tiles weighed by their own
+// throughput; keeps the best in `best`.
 void offer_rows(BestTile& chooser, DefaultMatmulTile* best, int64_t m, int64_t lanes,
                 const std::vector<int64_t>& row_counts, int64_t row_stride_bytes,
                 const TargetInfo& target) {
   for (int64_t rows : row_counts) {
-    if (rows_per_l1_set(rows, row_stride_bytes) > kMaxRowsPerL1Set) continue;
-    RegisterTile tile = matmul_step(rows, lanes, target);
-    if (const int64_t rest = m % rows; rest != 0) {
-      // The last rows run as a tile of their own: the whole's throughput weighs both.
-      const double full = tile_efficiency(tile, target);
-      const double last = tile_efficiency(matmul_step(rest, lanes, target), target);
-      if (full <= 0) continue;
-      tile.useful *= (static_cast<double>(m - rest) + static_cast<double>(rest) * last / full) /
+    const EvenRowTiles split = EvenRowTiles::of(m, rows);
+    if (rows_per_l1_set(split.largest(), row_stride_bytes) > kMaxRowsPerL1Set) continue;
+    RegisterTile tile = matmul_step(split.largest(), lanes, target);
+    if (split.big > 0) {
+      // The smaller tiles have a row less: the whole's throughput weighs both.
+      const double large = tile_efficiency(tile, target);
+      const double smaller = tile_efficiency(matmul_step(split.small, lanes, target), target);
+      if (large <= 0) continue;
+      const double small_rows = static_cast<double>((split.tiles - split.big) * split.small);
+      tile.useful *= (static_cast<double>(m) - small_rows + small_rows * smaller / large) /
                      static_cast<double>(m);
     }
     if (chooser.offer(tile)) {

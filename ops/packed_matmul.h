@@ -40,6 +40,25 @@ struct PackedMatmulTile {
 // The tile's statement: allocates CC and computes the whole output tile.
 ir::Stmt packed_matmul_tile(const PackedMatmulTile& tile, const TargetInfo& target);
 
+// Rows taken in tiles of at most `most` (conv2d_NCHWc_flat.x86's tile_px, dense_pack_ragged.x86's
+// tile_rows): ceil(m / most) tiles as even as they go, the first `big` of them small + 1 rows and
+// the others `small`. (A last tile of the m % most rows left over would run a row or two on a few
+// FMA chains, latency-bound: on a 7x7 output at AVX2, 6 pixels a tile with a last tile of 1 ran
+// 4-5 % slower than tiles of 6 and 5.) When `most` divides m, every tile has `most` rows.
+struct EvenRowTiles {
+  int64_t tiles = 1;  // ceil(m / most)
+  int64_t small = 1;  // m / tiles rows in the smaller tiles
+  int64_t big = 0;    // m % tiles tiles of small + 1 rows, before the smaller ones
+
+  // REQUIRES: 1 <= most <= m.
+  static EvenRowTiles of(int64_t m, int64_t most);
+  int64_t largest() const { return small + (big > 0 ? 1 : 0); }
+  // The statement of tile `index` (0 <= index < tiles): `tile(first row, rows)` with the tile's
+  // first row and its row count (one branch per count).
+  ir::Stmt body(const ir::Expr& index,
+                const std::function<ir::Stmt(const ir::Expr& first, int64_t rows)>& tile) const;
+};
+
 // kiln's default tile for an m x n output (ops/default_config.h): rows (at most kMaxRowsPerL1Set
 // of them in one L1 set, A's rows being k floats apart) and lanes among the divisors of n whose
 // CC[rows][lanes] and operands fit the target's vector registers with the best modelled FMA

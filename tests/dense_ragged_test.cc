@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "builder/target.h"
+#include "ops/packed_matmul.h"
 #include "ops/registry.h"
 #include "runner/build_and_measure.h"
 #include "runtime/thread_pool.h"
@@ -118,6 +119,26 @@ TEST(DenseRagged, EveryRowCountComputesTheReference) {
     ASSERT_TRUE(p.ok()) << c.entity_string() << ": " << p.status().message();
     EXPECT_TRUE(ComputesReference(ragged(), w, *p, seed++)) << c.entity_string();
   }
+}
+
+// The rows go in ceil(m / most) tiles whose sizes differ by at most one, none above `most`; a
+// count that divides m gives equal tiles of it.
+TEST(DenseRagged, RowsGoInTilesAsEvenAsTheyGo) {
+  struct Case {
+    int64_t m, most, tiles, small, big;
+  };
+  for (const Case& c : {Case{49, 6, 9, 5, 4}, Case{49, 16, 4, 12, 1}, Case{49, 7, 7, 7, 0},
+                        Case{1024, 6, 171, 5, 169}, Case{10, 10, 1, 10, 0}, Case{17, 16, 2, 8, 1},
+                        Case{5, 1, 5, 1, 0}}) {
+    const EvenRowTiles t = EvenRowTiles::of(c.m, c.most);
+    EXPECT_EQ(t.tiles, c.tiles) << c.m << " by " << c.most;
+    EXPECT_EQ(t.small, c.small) << c.m << " by " << c.most;
+    EXPECT_EQ(t.big, c.big) << c.m << " by " << c.most;
+    EXPECT_EQ(t.big * (t.small + 1) + (t.tiles - t.big) * t.small, c.m);
+    EXPECT_LE(t.largest(), c.most);
+  }
+  // Which rows each tile computes is checked by the reference tests: every row count over
+  // M = 37 (EveryRowCountComputesTheReference) and over 7x7 pixels (Conv2dFlat).
 }
 
 TEST(DenseRagged, RefusesARowCountOutsideItsSpace) {
