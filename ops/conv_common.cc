@@ -358,7 +358,7 @@ int64_t depthwise_lane_block(const Tiling& t, const TargetInfo& target) {
   const int64_t vecs = t.oc_bn / simd, outputs = t.oh_factor * t.reg_n;
   for (int64_t v = vecs; v > 1; --v) {
     // v vectors' accumulators per output, v weight vectors and one data vector.
-    if (vecs % v == 0 && outputs * v + v + 1 <= target.vector_registers) return v * simd;
+    if (vecs % v == 0 && fits_registers(outputs * v, v + 1, target)) return v * simd;
   }
   return simd;
 }

@@ -17,9 +17,13 @@ constexpr double kLoadsPerCycle = 2.0;
 
 }  // namespace
 
+bool fits_registers(int64_t accumulators, int64_t operands, const TargetInfo& target) {
+  return accumulators + operands <= target.vector_registers;
+}
+
 double tile_efficiency(const RegisterTile& tile, const TargetInfo& target) {
   if (tile.accumulators <= 0 || tile.fmas <= 0) return 0.0;
-  if (tile.accumulators + tile.operands > target.vector_registers) return 0.0;
+  if (!fits_registers(tile.accumulators, tile.operands, target)) return 0.0;
   const double units = std::max(1, target.fma_units);
   const double cycles =
       std::max({tile.fmas / units, tile.loads / kLoadsPerCycle,

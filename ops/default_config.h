@@ -25,6 +25,11 @@ struct RegisterTile {
   double useful = 1.0;       // share of the computed lanes and columns that are real outputs
 };
 
+// Whether `accumulators` live vector registers and `operands` loaded per step fit the target's
+// vector registers without spilling (the one fit rule of the default configs' models and the
+// templates that size their tiles by it).
+bool fits_registers(int64_t accumulators, int64_t operands, const TargetInfo& target);
+
 // The tile's modelled share of the target's FMA peak, in (0, 1]: steps take the longest of the
 // FMA issue time, the load issue time (two loads per cycle) and one FMA latency (an accumulator
 // waits for its previous FMA), times `useful`. 0 for a tile whose accumulators and operands do
