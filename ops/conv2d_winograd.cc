@@ -1,7 +1,8 @@
 // conv2d_NCHWc_winograd.x86: kiln's Winograd convolution F(4x4, 3x3) for 3x3, stride-1,
 // dilation-1, groups-1 convolutions, in the packed layouts of conv2d_NCHWc.x86 (TVM has Winograd
 // templates for ARM and CUDA only). An extra template (Template::extra): it is tuned next to the
-// direct template and used only where its measured time is lower.
+// direct template and used where its measured time is lower; untuned, where it models faster
+// (preferred_untuned).
 //
 // Workload: conv2d's (ops/conv2d.cc), normalized identically, so that both templates' tasks of a
 // layer share one workload string.
@@ -24,6 +25,7 @@
 // Knobs: tile_ic = split(C) (the data block), tile_oc = split(K) (the GEMM lanes and the output
 // block), tile_t = split(T, "verbose", inner <= 32: the GEMM's rows; a tail is padding), tile_k =
 // split(C, inner <= 16: reduction steps unrolled per serial step).
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <utility>
@@ -49,6 +51,10 @@ constexpr int64_t kAlpha = kTileOut + 2;         // transform size per side
 constexpr int64_t kPositions = kAlpha * kAlpha;  // e: positions of the batched GEMM
 constexpr int64_t kMaxGemmRows = 32;             // tile_t's largest inner factor
 constexpr int64_t kMaxUnrolledK = 16;            // tile_k's largest inner factor
+// The untuned choice's model (preferred_untuned): channels below which the direct convolution is
+// kept, and the bytes per cycle one core streams weights from memory (about 40 GB/s at 4 GHz).
+constexpr int64_t kMinUntunedChannels = 16;
+constexpr double kStreamBytesPerCycle = 10.0;
 
 // F(4, 3)'s matrices (Lavin & Gray 2016).
 constexpr std::array<std::array<double, kAlpha>, kAlpha> kBT = {{{4, 0, -5, 0, 1, 0},
@@ -152,6 +158,30 @@ class Conv2dWinogradTemplate final : public conv::Conv2dVariant {
                          return e.size.back() <= kMaxUnrolledK;
                        }));
     return space;
+  }
+
+  // Untuned, where Winograd models faster than the direct convolution: both at the target's FMA
+  // peak, the batched GEMM's 36 T C K multiply-adds (T 4x4 tiles) against the direct's 9 P Q C K,
+  // plus Winograd's transformed weights (36 C K floats, 4x the direct's 9) streamed from memory
+  // once per run at kStreamBytesPerCycle; and at least kMinUntunedChannels input and output
+  // channels, below which the transforms and the accumulators' init and store outweigh a short
+  // reduction. Measured on Zen 5 (kiln measure, default configs, AVX-512 and AVX2 code): Winograd
+  // 1.5-2.8x faster at 32-512 channels on 14x14 to 112x112 outputs and 128 -> 32 channels down to
+  // 7x7, except 3 -> 64 channels at 224x224 (2.3 ms against 0.85 at AVX-512), 512 channels at 7x7
+  // on AVX-512 (1.41 against 0.97; at AVX2 1.50 against 2.43, where the model picks Winograd) and
+  // 512 channels at 14x14 on AVX-512 (4.75 against 4.52, modelled the other way round).
+  bool preferred_untuned(const Workload& w, const TargetInfo& target) const override {
+    const conv::Geometry g = conv::geometry(w);
+    if (g.c < kMinUntunedChannels || g.k < kMinUntunedChannels) return false;
+    const double flops_per_cycle =
+        2.0 * std::max(1, target.simd_lanes) * std::max(1, target.fma_units);
+    const double channels = static_cast<double>(g.c) * static_cast<double>(g.k);
+    const double direct =
+        2.0 * 9 * static_cast<double>(g.n * g.p * g.q) * channels / flops_per_cycle;
+    const double gemm =
+        2.0 * kPositions * static_cast<double>(tile_count(g)) * channels / flops_per_cycle;
+    const double weights = 4.0 * kPositions * channels / kStreamBytesPerCycle;
+    return gemm + weights < direct;
   }
 
   // The direct template's channel blocks (oc_bn the SIMD width, ic_bn <= oc_bn), 8 GEMM rows

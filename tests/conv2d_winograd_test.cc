@@ -17,6 +17,7 @@
 
 #include "builder/target.h"
 #include "compiler/compile_model.h"
+#include "compiler/layout_candidates.h"
 #include "compiler/stage_access.h"
 #include "frontend/onnx_import.h"
 #include "frontend/task_extraction.h"
@@ -82,6 +83,36 @@ TEST(Conv2dWinograd, IsAnExtraConv2dTemplateAfterTheDirectOne) {
   Workload same = normalized(winograd(), "conv2d:N=1,C=8,H=9,W=9,K=8,R=3,S=3,pad=1");
   EXPECT_EQ(winograd().flop(same), direct().flop(same));  // effective GFLOPS compare
   EXPECT_EQ(winograd().tvm_args(same), direct().tvm_args(same));
+}
+
+// Untuned, a 3x3 stride-1 conv takes Winograd where its GEMM and its 4x larger transformed
+// weights (streamed once per run) model faster than the direct conv at the target's FMA peak:
+// ResNet-18's 64-256 channel layers on 16 and 8 lanes; 512 channels at 7x7 only on 8 lanes (at 16
+// the weights' stream outweighs the GEMM's saving); never for 3 input channels or 8 output ones.
+TEST(Conv2dWinograd, UntunedWhereItModelsFasterThanTheDirectConv) {
+  const TargetInfo avx512{16, 32, 2, 4, 48 * 1024, 1024 * 1024};
+  const TargetInfo avx2{8, 16, 2, 3, 32 * 1024, 512 * 1024};
+  const std::vector<const Template*> convs = templates_for_op("conv2d");
+  auto untuned = [&](const std::string& text, const TargetInfo& target) {
+    return compiler::fallback_template(convs, *Workload::parse(text), target);
+  };
+  for (const TargetInfo& target : {avx512, avx2}) {
+    for (const char* text : {"conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1",
+                             "conv2d:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1",
+                             "conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,pad=1",
+                             "conv2d:N=1,C=128,H=28,W=28,K=32,R=3,S=3,pad=1"}) {
+      EXPECT_EQ(untuned(text, target), &winograd()) << text << " on " << target.simd_lanes;
+    }
+    for (const char* text : {"conv2d:N=1,C=3,H=224,W=224,K=64,R=3,S=3,pad=1",
+                             "conv2d:N=1,C=64,H=56,W=56,K=8,R=3,S=3,pad=1",
+                             "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1,stride=2",
+                             "conv2d:N=1,C=64,H=56,W=56,K=64,R=5,S=5,pad=2"}) {
+      EXPECT_EQ(untuned(text, target), &direct()) << text << " on " << target.simd_lanes;
+    }
+  }
+  const std::string deep = "conv2d:N=1,C=512,H=7,W=7,K=512,R=3,S=3,pad=1";
+  EXPECT_EQ(untuned(deep, avx512), &direct());
+  EXPECT_EQ(untuned(deep, avx2), &winograd());
 }
 
 TEST(Conv2dWinograd, SpaceKnobsAndFallback) {

@@ -70,9 +70,17 @@ TEST(OperatorRegistry, AnUntunedModelTakesTheTemplateTvmsStrategyPicks) {
   const ops::Workload dense{"dense", {{"M", 1}, {"N", 1000}, {"K", 512}}};
   EXPECT_EQ(compiler::fallback_template(ops::templates_for_op("dense"), dense, avx512),
             &ops::dense_pack_template());
-  const ops::Workload conv{
-      "conv2d",
-      {{"N", 1}, {"C", 64}, {"H", 56}, {"W", 56}, {"K", 64}, {"R", 3}, {"S", 3}, {"pad", 1}}};
+  // A stride-2 3x3 conv (a stride-1 one takes Winograd: conv2d_winograd_test.cc).
+  const ops::Workload conv{"conv2d",
+                           {{"N", 1},
+                            {"C", 64},
+                            {"H", 56},
+                            {"W", 56},
+                            {"K", 64},
+                            {"R", 3},
+                            {"S", 3},
+                            {"pad", 1},
+                            {"stride", 2}}};
   EXPECT_EQ(compiler::fallback_template(ops::templates_for_op("conv2d"), conv, avx512),
             &ops::conv2d_nchwc_template());
   EXPECT_EQ(compiler::fallback_template({}, conv, avx512), nullptr);
