@@ -28,10 +28,12 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include "ops/conv2d_direct.h"
 #include "ops/conv_common.h"
+#include "ops/default_config.h"
 #include "ops/limits.h"
 #include "ops/packed_matmul.h"
 #include "ops/registry.h"
@@ -203,6 +205,41 @@ class Conv2dWinogradTemplate final : public conv::Conv2dVariant {
     Result<ConfigEntity> config =
         space.make_config({{"tile_ic", SplitEntity{{g.c / ic_bn, ic_bn}}},
                            {"tile_oc", SplitEntity{{g.k / oc_bn, oc_bn}}},
+                           {"tile_t", rows},
+                           {"tile_k", SplitEntity{{g.c / k_inner, k_inner}}}});
+    return std::move(config).value();  // every entity is in the space: a failure is a bug
+  }
+
+  // kiln's default: conv2d_NCHWc.x86's default blocks (chosen by channel count, so that an
+  // untuned Winograd conv chains with its direct neighbours without a layout transform), the GEMM
+  // rows among tile_t's whose register tile of oc_bn lanes models best (ops/default_config.h: it
+  // fits the registers, FMA chains enough for the latency, the last row tile's padding counted as
+  // waste), and the fallback's unrolled reduction steps.
+  ConfigEntity default_config(const Workload& w, const ConfigSpace& space,
+                              const TargetInfo& target) const override {
+    const conv::Geometry g = conv::geometry(w);
+    const Template& direct = conv2d_nchwc_template();
+    const std::optional<ActivationBlocks> blocks =
+        conv::nchwc_blocks(g, direct.default_config(w, direct.space(w), target));
+    if (!blocks) return fallback(w, space, target);
+    const int64_t vecs = vectors_of(blocks->out, target), tiles = tile_count(g);
+    BestTile chooser(target);
+    SplitEntity rows{{tiles, 1}};
+    for (const Entity& e : space.find_knob("tile_t")->entities) {
+      const SplitEntity& split = std::get<SplitEntity>(e);
+      const int64_t r = split.size.back();
+      RegisterTile tile;
+      tile.accumulators = r * vecs;
+      tile.operands = vecs + 1;  // a row of U's vectors and one broadcast of V
+      tile.fmas = tile.accumulators;
+      tile.loads = vecs + r;
+      tile.useful = static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, r) * r);
+      if (chooser.offer(tile)) rows = split;
+    }
+    const int64_t k_inner = largest_divisor_at_most(g.c, 4);
+    Result<ConfigEntity> config =
+        space.make_config({{"tile_ic", SplitEntity{{g.c / blocks->in, blocks->in}}},
+                           {"tile_oc", SplitEntity{{g.k / blocks->out, blocks->out}}},
                            {"tile_t", rows},
                            {"tile_k", SplitEntity{{g.c / k_inner, k_inner}}}});
     return std::move(config).value();  // every entity is in the space: a failure is a bug

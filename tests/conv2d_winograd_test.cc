@@ -115,6 +115,39 @@ TEST(Conv2dWinograd, UntunedWhereItModelsFasterThanTheDirectConv) {
   EXPECT_EQ(untuned(deep, avx2), &winograd());
 }
 
+// kiln's default takes conv2d_NCHWc.x86's default blocks (so that an untuned Winograd conv chains
+// with its direct neighbours) and GEMM rows whose register tile fits the target's registers; it
+// computes the reference.
+TEST(Conv2dWinograd, DefaultChainsWithTheDirectDefaultAndFitsTheRegisters) {
+  uint64_t seed = 40;
+  for (const TargetInfo& target : {kTestAvx512, kTestAvx2, kTestNeon}) {
+    for (const char* text : {"conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1",
+                             "conv2d:N=1,C=256,H=14,W=14,K=256,R=3,S=3,pad=1",
+                             "conv2d:N=1,C=128,H=28,W=28,K=32,R=3,S=3,pad=1"}) {
+      Workload w = normalized(winograd(), text);
+      ConfigSpace space = winograd().space(w);
+      ConfigEntity d = winograd().default_config(w, space, target);
+      EXPECT_EQ(space.get(d.index()), d) << text;
+      ConfigEntity dd = direct().default_config(w, direct().space(w), target);
+      EXPECT_EQ(inner(d, "tile_ic"), inner(dd, "tile_ic")) << text;
+      EXPECT_EQ(inner(d, "tile_oc"), inner(dd, "tile_oc")) << text;
+      const int64_t vecs = (inner(d, "tile_oc") + target.simd_lanes - 1) / target.simd_lanes;
+      EXPECT_LE(inner(d, "tile_t") * vecs + vecs + 1, target.vector_registers)
+          << text << " on " << target.simd_lanes << " lanes";
+      // At least as many FMA chains as the latency needs on each unit.
+      EXPECT_GE(inner(d, "tile_t") * vecs, int64_t{target.fma_latency} * target.fma_units)
+          << text << " on " << target.simd_lanes << " lanes";
+    }
+  }
+  Workload small = normalized(winograd(), "conv2d:N=1,C=32,H=9,W=10,K=32,R=3,S=3,pad=1");
+  for (const TargetInfo& target : {kTestAvx512, kTestAvx2}) {
+    ConfigEntity d = winograd().default_config(small, winograd().space(small), target);
+    auto p = winograd().instantiate(small, d, target);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_TRUE(ComputesReference(winograd(), small, *p, seed++)) << d.entity_string();
+  }
+}
+
 TEST(Conv2dWinograd, SpaceKnobsAndFallback) {
   // 56x56 output: 14 x 14 = 196 tiles of 4x4.
   Workload w = normalized(winograd(), "conv2d:N=1,C=64,H=56,W=56,K=96,R=3,S=3,pad=1");
