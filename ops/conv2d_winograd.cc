@@ -222,18 +222,14 @@ class Conv2dWinogradTemplate final : public conv::Conv2dVariant {
     const std::optional<ActivationBlocks> blocks =
         conv::nchwc_blocks(g, direct.default_config(w, direct.space(w), target));
     if (!blocks) return fallback(w, space, target);
-    const int64_t vecs = vectors_of(blocks->out, target), tiles = tile_count(g);
+    const int64_t tiles = tile_count(g);
     BestTile chooser(target);
     SplitEntity rows{{tiles, 1}};
     for (const Entity& e : space.find_knob("tile_t")->entities) {
       const SplitEntity& split = std::get<SplitEntity>(e);
       const int64_t r = split.size.back();
-      RegisterTile tile;
-      tile.accumulators = r * vecs;
-      tile.operands = vecs + 1;  // a row of U's vectors and one broadcast of V
-      tile.fmas = tile.accumulators;
-      tile.loads = vecs + r;
-      tile.useful = static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, r) * r);
+      RegisterTile tile = matmul_step(r, blocks->out, target);
+      tile.useful *= static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, r) * r);
       if (chooser.offer(tile)) rows = split;
     }
     const int64_t k_inner = largest_divisor_at_most(g.c, 4);

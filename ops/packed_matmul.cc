@@ -77,9 +77,6 @@ Stmt EvenRowTiles::body(const Expr& index,
                 tile(index * Expr(small) + Expr(big), small));
 }
 
-namespace {
-
-// One step of the CC[rows][lanes] tile: a row of B's vectors and one broadcast of A at a time.
 RegisterTile matmul_step(int64_t rows, int64_t lanes, const TargetInfo& target) {
   const int64_t vecs = vectors_of(lanes, target);
   RegisterTile tile;
@@ -91,6 +88,8 @@ RegisterTile matmul_step(int64_t rows, int64_t lanes, const TargetInfo& target) 
       static_cast<double>(lanes) / static_cast<double>(vecs * std::max(1, target.simd_lanes));
   return tile;
 }
+
+namespace {
 
 // Where rows may be ragged, a split that models up to 2 % faster does not outweigh more FMA
 // chains: 7x7 pixels at AVX2 on Zen 4, 6 of 2 vectors ran at 94-108 GFLOPS, 5 (modelled 2 %

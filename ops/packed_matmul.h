@@ -21,6 +21,7 @@
 #include <functional>
 
 #include "ir/ir.h"
+#include "ops/default_config.h"
 #include "ops/template.h"
 
 namespace kiln::ops {
@@ -58,6 +59,11 @@ struct EvenRowTiles {
   ir::Stmt body(const ir::Expr& index,
                 const std::function<ir::Stmt(const ir::Expr& first, int64_t rows)>& tile) const;
 };
+
+// The default-config model of one reduction step of the CC[rows][lanes] tile
+// (ops/default_config.h): a row of B's vectors and one broadcast of A at a time, lanes padded to
+// whole vectors.
+RegisterTile matmul_step(int64_t rows, int64_t lanes, const TargetInfo& target);
 
 // kiln's default tile for an m x n output (ops/default_config.h): rows (at most kMaxRowsPerL1Set
 // of them in one L1 set, A's rows being k floats apart) and lanes among the divisors of n whose
