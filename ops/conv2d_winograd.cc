@@ -168,7 +168,7 @@ class Conv2dWinogradTemplate final : public conv::Conv2dVariant {
   // once per run at kStreamBytesPerCycle; and at least kMinUntunedChannels input and output
   // channels, below which the transforms and the accumulators' init and store outweigh a short
   // reduction. Measured on Zen 5 (kiln measure, default configs, AVX-512 and AVX2 code): Winograd
-  // 1.5-2.8x faster at 32-512 channels on 14x14 to 112x112 outputs and 128 -> 32 channels down to
+  // 1.2-2.9x faster at 32-512 channels on 14x14 to 112x112 outputs and 128 -> 32 channels down to
   // 7x7, except 3 -> 64 channels at 224x224 (2.3 ms against 0.85 at AVX-512), 512 channels at 7x7
   // on AVX-512 (1.41 against 0.97; at AVX2 1.50 against 2.43, where the model picks Winograd) and
   // 512 channels at 14x14 on AVX-512 (4.75 against 4.52, modelled the other way round).
@@ -192,9 +192,6 @@ class Conv2dWinogradTemplate final : public conv::Conv2dVariant {
   ConfigEntity fallback(const Workload& w, const ConfigSpace& space,
                         const TargetInfo& target) const override {
     conv::Geometry g = conv::geometry(w);
-    ActivationBlocks blocks = conv::fallback_blocks(g, target);
-    int64_t oc_bn = blocks.out, ic_bn = blocks.in;
-    int64_t k_inner = largest_divisor_at_most(g.c, 4);
     // The largest tile_t inner factor <= 8 (the knob's entities are not sorted).
     const Knob* tile_t = space.find_knob("tile_t");
     SplitEntity rows{{tile_count(g), 1}};
@@ -202,12 +199,7 @@ class Conv2dWinogradTemplate final : public conv::Conv2dVariant {
       const SplitEntity& s = std::get<SplitEntity>(e);
       if (s.size.back() <= 8 && s.size.back() > rows.size.back()) rows = s;
     }
-    Result<ConfigEntity> config =
-        space.make_config({{"tile_ic", SplitEntity{{g.c / ic_bn, ic_bn}}},
-                           {"tile_oc", SplitEntity{{g.k / oc_bn, oc_bn}}},
-                           {"tile_t", rows},
-                           {"tile_k", SplitEntity{{g.c / k_inner, k_inner}}}});
-    return std::move(config).value();  // every entity is in the space: a failure is a bug
+    return make(space, g, conv::fallback_blocks(g, target), rows);
   }
 
   // kiln's default: conv2d_NCHWc.x86's default blocks (chosen by channel count, so that an
@@ -229,16 +221,10 @@ class Conv2dWinogradTemplate final : public conv::Conv2dVariant {
       const SplitEntity& split = std::get<SplitEntity>(e);
       const int64_t r = split.size.back();
       RegisterTile tile = matmul_step(r, blocks->out, target);
-      tile.useful *= static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, r) * r);
+      tile.useful *= static_cast<double>(tiles) / static_cast<double>(winograd_shape(g, r).t_pad);
       if (chooser.offer(tile)) rows = split;
     }
-    const int64_t k_inner = largest_divisor_at_most(g.c, 4);
-    Result<ConfigEntity> config =
-        space.make_config({{"tile_ic", SplitEntity{{g.c / blocks->in, blocks->in}}},
-                           {"tile_oc", SplitEntity{{g.k / blocks->out, blocks->out}}},
-                           {"tile_t", rows},
-                           {"tile_k", SplitEntity{{g.c / k_inner, k_inner}}}});
-    return std::move(config).value();  // every entity is in the space: a failure is a bug
+    return make(space, g, *blocks, rows);
   }
 
   std::optional<ActivationBlocks> activation_blocks(const Workload& w,
@@ -286,6 +272,19 @@ class Conv2dWinogradTemplate final : public conv::Conv2dVariant {
   }
 
  private:
+  // The config of `blocks`, GEMM rows `rows` and up to 4 unrolled reduction steps (the largest
+  // divisor of C at most 4).
+  static ConfigEntity make(const ConfigSpace& space, const conv::Geometry& g,
+                           const ActivationBlocks& blocks, const SplitEntity& rows) {
+    const int64_t k_inner = largest_divisor_at_most(g.c, 4);
+    Result<ConfigEntity> config =
+        space.make_config({{"tile_ic", SplitEntity{{g.c / blocks.in, blocks.in}}},
+                           {"tile_oc", SplitEntity{{g.k / blocks.out, blocks.out}}},
+                           {"tile_t", rows},
+                           {"tile_k", SplitEntity{{g.c / k_inner, k_inner}}}});
+    return std::move(config).value();  // every entity is in the space: a failure is a bug
+  }
+
   // u[i * 6 + j][occ][c][ocb] = sum_{a, b} G[i][a] g[k][c][a][b] G[j][b], k = occ * oc_bn + ocb.
   static Stmt transform_weight(const conv::Geometry& g, int64_t oc_bn, const Buffer& weight,
                                const Buffer& u) {

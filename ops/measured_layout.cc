@@ -50,30 +50,31 @@ Status unsupported(const std::vector<int64_t>& user_shape,
                          " (only the same shape, or NCHW{b}c [n, c/b, h, w, b] of NCHW data)");
 }
 
-// Each template whose measured program changed, with the version that changed it.
+// Each template whose measured program changed: the version that last changed it, and whether it
+// is measured with packed data and output (the NCHWc convolutions, from version 2 on).
 struct ChangedMeasurement {
   std::string_view template_name;
   int version;
+  bool packed;
 };
-constexpr ChangedMeasurement kChangedMeasurements[] = {{"conv2d_NCHWc.x86", 2},
-                                                       {"depthwise_conv2d_NCHWc.x86", 2},
-                                                       {"conv2d_NCHWc_winograd.x86", 2},
-                                                       {"conv2d_NCHWc_flat.x86", 3},
-                                                       {"dense_pack_ragged.x86", 3}};
+constexpr ChangedMeasurement kChangedMeasurements[] = {{"conv2d_NCHWc.x86", 2, true},
+                                                       {"depthwise_conv2d_NCHWc.x86", 2, true},
+                                                       {"conv2d_NCHWc_winograd.x86", 2, true},
+                                                       {"conv2d_NCHWc_flat.x86", 3, true},
+                                                       {"dense_pack_ragged.x86", 3, false}};
 
-// The NCHWc convolutions: measured with packed data and output from version 2 on.
-bool measured_packed(std::string_view template_name) {
-  return template_name == "conv2d_NCHWc.x86" || template_name == "depthwise_conv2d_NCHWc.x86" ||
-         template_name == "conv2d_NCHWc_winograd.x86" || template_name == "conv2d_NCHWc_flat.x86";
+const ChangedMeasurement* changed_measurement(std::string_view template_name) {
+  for (const ChangedMeasurement& c : kChangedMeasurements) {
+    if (c.template_name == template_name) return &c;
+  }
+  return nullptr;
 }
 
 }  // namespace
 
 int oldest_comparable_version(std::string_view template_name) {
-  for (const ChangedMeasurement& c : kChangedMeasurements) {
-    if (c.template_name == template_name) return c.version;
-  }
-  return 1;
+  const ChangedMeasurement* c = changed_measurement(template_name);
+  return c ? c->version : 1;
 }
 
 const std::vector<std::string_view>& templates_with_newer_measurements() {
@@ -86,7 +87,8 @@ const std::vector<std::string_view>& templates_with_newer_measurements() {
 }
 
 ActivationLayout measured_layout(const Template& tmpl, const ConfigEntity& config) {
-  if (!measured_packed(tmpl.name())) return {};
+  const ChangedMeasurement* changed = changed_measurement(tmpl.name());
+  if (!changed || !changed->packed) return {};
   ActivationLayout layout;
   layout.packed_output = true;
   const Entity* e = config.find("tile_ic");
