@@ -127,7 +127,7 @@ Command add_measure_command(CLI::App& app) {
   add_bounded(cmd, "--build-timeout", &o->build_timeout_s, 0, 3600, "seconds the build may take",
               /*min_exclusive=*/true);
   cmd->add_flag("--cache-flush", o->runner.measure.time.enable_cpu_cache_flush,
-                "flush inputs from the caches before each repeat");
+                "flush every argument but the data from the caches before each repeat");
   return [o] {
     ResolvedTasks resolved = resolve_tasks(o->task);
     const Target& target = resolved.target;

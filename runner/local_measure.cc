@@ -149,12 +149,12 @@ MeasureResult run_built_kernel(const BuildResult& built, const ReferenceData& re
                                                   std::to_string(options.tolerance));
   }
   if (timed) {
-    // Like TVM's cache_flush_cpu_non_first_arg: flush what the kernel reads, not its outputs.
+    // TVM's cache_flush_cpu_non_first_arg: every buffer but the first, the data, which in a
+    // model the previous operator has just written (weights, outputs and the buffers of
+    // untimed stages, e.g. pre-transformed weights, come from memory there).
     std::vector<FlushBuffer> flush;
-    for (size_t i = 0; i < storage.size(); ++i) {
-      bool is_output =
-          static_cast<int>(i) >= m.num_inputs && static_cast<int>(i) < m.num_inputs + m.num_outputs;
-      if (!is_output) flush.emplace_back(storage[i].data.get(), storage[i].size * sizeof(float));
+    for (size_t i = 1; i < storage.size(); ++i) {
+      flush.emplace_back(storage[i].data.get(), storage[i].size * sizeof(float));
     }
     float* const* args = pointers.data();
     const KilnRuntimeApi* api = pool.api();
