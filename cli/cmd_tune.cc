@@ -306,6 +306,11 @@ int tune_model(const TuneCommandOptions& o, tuner::TuneJobOptions options, const
                                : std::string()))
                 .c_str()
           : "");
+  const TimeOptions& timing = o.runner.measure.time;
+  std::printf(
+      "timing: number %d, repeat %d, min_repeat_ms %d, %s\n", timing.number, timing.repeat,
+      timing.min_repeat_ms,
+      timing.enable_cpu_cache_flush ? "caches flushed before each repeat" : "caches kept warm");
   std::fflush(stdout);
 
   bool tty = isatty(STDOUT_FILENO);
@@ -436,22 +441,30 @@ Command add_tune_command(CLI::App& app) {
       ->default_str("one per core");
   add_bounded(cmd, "--build-timeout", &o->build_timeout_s, 0, 3600, "seconds per build",
               /*min_exclusive=*/true);
-  add_bounded(cmd, "--number", &o->runner.measure.time.number, 1, 1000000, "runs per timed repeat");
-  add_bounded(cmd, "--repeat", &o->runner.measure.time.repeat, 1, 10000, "timed repeats");
-  add_bounded(cmd, "--min-repeat-ms", &o->runner.measure.time.min_repeat_ms, 0, 600000,
-              "grow number until a repeat lasts this long");
+  // A model's tasks are timed as TVM's tune_relay_x86 does unless any of these is given.
+  auto timing = std::make_shared<std::vector<CLI::Option*>>();
+  timing->push_back(add_bounded(cmd, "--number", &o->runner.measure.time.number, 1, 1000000,
+                                "runs per timed repeat")
+                        ->default_str("4; model: 1"));
+  timing->push_back(
+      add_bounded(cmd, "--repeat", &o->runner.measure.time.repeat, 1, 10000, "timed repeats")
+          ->default_str("3; model: 10"));
+  timing->push_back(add_bounded(cmd, "--min-repeat-ms", &o->runner.measure.time.min_repeat_ms, 0,
+                                600000, "grow number until a repeat lasts this long"));
   add_bounded(cmd, "--timeout", &o->runner.timeout_s, 0, 3600, "seconds per kernel run",
               /*min_exclusive=*/true);
   add_bounded(cmd, "--cooldown-interval", &o->runner.cooldown_interval_s, 0, 3600,
               "seconds to sleep after each measured config");
-  cmd->add_flag("--cache-flush", o->runner.measure.time.enable_cpu_cache_flush,
-                "flush inputs from the caches before each repeat");
+  timing->push_back(cmd->add_flag(
+      "--cache-flush,!--no-cache-flush", o->runner.measure.time.enable_cpu_cache_flush,
+      "flush every argument but the data from the caches before each repeat (default: a model's "
+      "tasks only, timed with number 1, repeat 10, as TVM tunes a model on a CPU)"));
   add_remote_runner_options(cmd, &o->remote);
   cmd->add_flag("--retry-errors", o->retry_errors,
                 "measure again every config whose records are all failures (by default only "
                 "timeouts and lost runners recorded under other measure options are)");
   add_log_options(cmd, log.get());
-  return [o, trials, time, log] {
+  return [o, trials, time, timing, log] {
     start_log("kiln tune", *log);
     o->trials_given = trials->count() > 0;
     // Checked even when empty: `--time ''` (an unset variable) is a mistake, not "no budget".
@@ -469,6 +482,10 @@ Command add_tune_command(CLI::App& app) {
         throw CommandError{"--template is for --workload; a model's tasks use every template"};
       }
       Target target = resolve_target(o->task.target);
+      if (std::none_of(timing->begin(), timing->end(),
+                       [](const CLI::Option* opt) { return opt->count() > 0; })) {
+        tuner::use_model_timing(o->runner.measure.time);
+      }
       tuner::TuneJobOptions options;
       options.tuner = o->tuner;
       options.tuner_settings = o->tuner_settings;

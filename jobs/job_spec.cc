@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "frontend/onnx_import.h"
 #include "ops/registry.h"
 #include "ops/workload.h"
+#include "tuner/measure_options.h"
 
 namespace kiln::daemon {
 
@@ -173,6 +176,10 @@ Status read_budget(const Reader& r, const YAML::Node& n, JobBudget& b) {
   }
   return Status::Ok();
 }
+
+// The measure keys of the timing protocol.
+constexpr std::array<const char*, 4> kTimingKeys = {"number", "repeat", "min_repeat_ms",
+                                                    "cache_flush"};
 
 Status read_measure(const Reader& r, const YAML::Node& n, JobSpec& spec) {
   KILN_RETURN_IF_ERROR(
@@ -416,6 +423,12 @@ Result<JobSpec> parse_job_spec(const std::string& yaml_text, const std::string& 
   }
   if (root["budget"]) KILN_RETURN_IF_ERROR(read_budget(r, root["budget"], spec.budget));
   if (root["measure"]) KILN_RETURN_IF_ERROR(read_measure(r, root["measure"], spec));
+  // A model job is timed as `kiln tune MODEL` is unless the job gives its own timing.
+  const YAML::Node measure = root["measure"];
+  if (root["model"] && std::none_of(kTimingKeys.begin(), kTimingKeys.end(),
+                                    [&](const char* key) { return measure && measure[key]; })) {
+    tuner::use_model_timing(spec.measure.measure.time);
+  }
   if (root["run_on"]) KILN_RETURN_IF_ERROR(read_run_on(r, root["run_on"], spec.run_on));
   if (root["export"]) KILN_RETURN_IF_ERROR(read_export(r, root["export"], spec.export_to));
 

@@ -23,7 +23,8 @@
 //           the job; none given: 1000 trials per task (kiln tune's default)
 //   early_stopping: N                per task
 //   measure: {number, repeat, min_repeat_ms, timeout, cooldown_interval, cache_flush, threads,
-//             build_timeout, n_parallel}
+//             build_timeout, n_parallel}   a model job given none of number, repeat,
+//             min_repeat_ms and cache_flush is timed as `kiln tune MODEL` (tuner::use_model_timing)
 //   run_on: local | {tracker: HOST:PORT, key: K, certs: DIR, token_file: F, signing_key: F,
 //                    insecure: bool, runner_wait: seconds}   no runner in that time: job failed
 //   priority: N                      higher first (default 0)

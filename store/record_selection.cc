@@ -80,6 +80,26 @@ void prefer_threads(UsableRecords& usable, const std::optional<int>& threads) {
       threads && usable.origin.threads && *usable.origin.threads != *threads;
 }
 
+// Keeps the records measured with the caches flushed when there are some: a config timed warm
+// is faster than the same config timed as in a model (tuner::use_model_timing), so warm and
+// flushed times of one task are not compared.
+void prefer_cache_flushed(UsableRecords& usable) {
+  std::vector<Record> flushed;
+  for (const Record& r : usable.records) {
+    if (record_cache_flushed(r)) flushed.push_back(r);
+  }
+  if (!flushed.empty()) usable.records = std::move(flushed);
+}
+
+// A measure option of a record's options text, null when absent or unreadable.
+nlohmann::json measure_option(const Record& record, const char* key) {
+  if (record.measure_options.empty()) return nullptr;
+  nlohmann::json options = nlohmann::json::parse(record.measure_options, nullptr, false);
+  if (!options.is_object()) return nullptr;
+  auto it = options.find(key);
+  return it == options.end() ? nlohmann::json(nullptr) : *it;
+}
+
 }  // namespace
 
 Result<RecordsFrom> parse_records_from(const std::string& text) {
@@ -98,12 +118,14 @@ bool same_isa_family(const std::string& record_target, const Target& run_target)
 }
 
 std::optional<int> record_threads(const Record& record) {
-  if (record.measure_options.empty()) return std::nullopt;
-  nlohmann::json options = nlohmann::json::parse(record.measure_options, nullptr, false);
-  if (!options.is_object()) return std::nullopt;
-  auto it = options.find("threads");
-  if (it == options.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int>();
+  nlohmann::json threads = measure_option(record, "threads");
+  if (!threads.is_number_integer()) return std::nullopt;
+  return threads.get<int>();
+}
+
+bool record_cache_flushed(const Record& record) {
+  nlohmann::json flushed = measure_option(record, "cache_flush");
+  return flushed.is_boolean() && flushed.get<bool>();
 }
 
 std::optional<Record> fastest(const std::vector<Record>& records) {
@@ -132,6 +154,7 @@ Result<UsableRecords> usable_records(Store& store, const ops::Template& tmpl,
     double best_cost = 0;
     for (auto& [target, records] : by_target) {
       UsableRecords candidate{std::move(records), {target, true, std::nullopt, false}};
+      prefer_cache_flushed(candidate);
       prefer_threads(candidate, choice.threads);
       double cost = fastest(candidate.records)->mean_cost();
       if (usable.records.empty() || cost < best_cost) {
@@ -141,6 +164,7 @@ Result<UsableRecords> usable_records(Store& store, const ops::Template& tmpl,
     }
     return usable;
   }
+  prefer_cache_flushed(usable);
   prefer_threads(usable, choice.threads);
   return usable;
 }

@@ -4,7 +4,8 @@
 // when the exact target has none, of other CPUs of the same architecture and vector ISA (AutoTVM
 // matches records by the target's keys; kiln's default stays the exact CPU, since a config tuned
 // on another CPU is no evidence for this one). Among them, those measured at the run's thread
-// count are preferred when there are some.
+// count are preferred when there are some, and before that those measured with the caches
+// flushed (a model's timing, tuner::use_model_timing) when there are some.
 #pragma once
 
 #include <optional>
@@ -60,5 +61,9 @@ bool same_isa_family(const std::string& record_target, const Target& run_target)
 
 // The kernel thread count of a record's measure options, nullopt when unknown.
 std::optional<int> record_threads(const Record& record);
+
+// Whether a record was timed with the caches flushed before each repeat (its measure options
+// say cache_flush: true).
+bool record_cache_flushed(const Record& record);
 
 }  // namespace kiln::store

@@ -20,6 +20,7 @@
 #include "exchange/target_description.h"
 #include "ops/registry.h"
 #include "store/open_store.h"
+#include "store/record_selection.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 
@@ -27,6 +28,8 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+
+#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 
 const fs::path kMlp = fs::path(KILN_SHARED_DIR) / "models" / "mlp";
 
@@ -160,6 +163,33 @@ TEST_F(ModelTuneCli, EveryTaskMeasuresItsDefaultConfigFirst) {
         tmpl->default_config(w, space, describe(builder::host_target()).template_info()).index();
     EXPECT_TRUE(seen.count({name, workload_text, chosen})) << name << " " << workload_text;
   }
+}
+
+// Without timing options a model's tasks are timed as TVM tunes a model on a CPU (number 1,
+// repeat 10, caches flushed before each repeat), said on the first lines and recorded with every
+// trial; any timing option, --no-cache-flush included, gives the user's protocol instead.
+TEST_F(ModelTuneCli, AModelIsTimedWithTheCachesFlushedUnlessTimingIsGiven) {
+  if (!fs::exists(kMlp)) GTEST_SKIP() << "no " << kMlp;
+  auto tune = [&](const std::string& db, const std::string& timing) {
+    testing::CommandResult r =
+        testing::run_kiln("tune " + (kMlp / "mlp.onnx").string() + " --db " + db +
+                          " --trials 6 --tuner random --cooldown-interval 0 --seed 5 " + timing);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    auto s = store::open_store(db, /*read_only=*/true);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    std::vector<store::Record> records = s.ok() ? *(*s)->records() : std::vector<store::Record>{};
+    EXPECT_EQ(records.size(), 6u);
+    for (const store::Record& rec : records) {
+      EXPECT_EQ(store::record_cache_flushed(rec), timing.empty()) << rec.measure_options;
+    }
+    return r.output;
+  };
+  EXPECT_HAS(tune(path("model.db"), ""),
+             "timing: number 1, repeat 10, min_repeat_ms 0, caches flushed before each repeat");
+  EXPECT_HAS(tune(path("warm.db"), "--no-cache-flush"),
+             "timing: number 4, repeat 3, min_repeat_ms 0, caches kept warm");
+  EXPECT_HAS(tune(path("number.db"), "--number 2"),
+             "timing: number 2, repeat 3, min_repeat_ms 0, caches kept warm");
 }
 
 // The log (stdout not a terminal: a line whenever the task changes) gives an ETA once a trial is

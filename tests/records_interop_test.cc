@@ -239,5 +239,22 @@ TEST(RecordsInteropCli, CompilePrefersRecordsOfItsThreadCountAndSaysWhenTheyDiff
   EXPECT_HAS(mismatch, "measured at another thread count than this model's 1 threads");
 }
 
+TEST(RecordsInteropCli, CompilePrefersRecordsTimedWithTheCachesFlushed) {
+  TempDir dir;
+  // A config timed warm looks faster than another timed as in a model (kiln tune MODEL's
+  // default): the two protocols are not compared, the flushed record chooses.
+  store::Record warm = dense_record(host_target_text(), kMlpDense, 1e-6, 1, 8);
+  store::Record flushed = dense_record(host_target_text(), kMlpDense, 9e-6, 1, 16);
+  flushed.measure_options = json({{"cache_flush", true}, {"number", 1}, {"threads", 1}}).dump();
+  EXPECT_FALSE(store::record_cache_flushed(warm));
+  EXPECT_TRUE(store::record_cache_flushed(flushed));
+  std::string db = store_with(dir, {warm, flushed});
+  EXPECT_HAS(nopack_line(compile_mlp(db, "--threads 1")), R"(["tile_x","sp",[-1,16]])");
+  // Warm records only: they choose.
+  TempDir warm_only;
+  std::string db_warm = store_with(warm_only, {warm});
+  EXPECT_HAS(nopack_line(compile_mlp(db_warm, "--threads 1")), R"(["tile_x","sp",[-1,8]])");
+}
+
 }  // namespace
 }  // namespace kiln

@@ -32,6 +32,13 @@ std::string measure_options_text(const runner::RunnerOptions& runner, double bui
   return text.ok() ? *text : std::string();
 }
 
+void use_model_timing(TimeOptions& time) {
+  time.number = 1;
+  time.repeat = 10;
+  time.min_repeat_ms = 0;
+  time.enable_cpu_cache_flush = true;
+}
+
 double lease_seconds(const runner::RunnerOptions& runner, double build_timeout_s, int batch_size) {
   double per_config = build_timeout_s + runner.timeout_s + runner.cooldown_interval_s;
   return std::max(batch_size, 1) * per_config + kLeaseMarginS;

@@ -18,6 +18,15 @@ namespace kiln::tuner {
 // "all cores" on two different machines are different options.
 std::string measure_options_text(const runner::RunnerOptions& runner, double build_timeout_s);
 
+// The timing protocol of a whole model's tasks unless the user gives one: TVM's for tuning a model
+// on a CPU (tune_relay_x86: number 1, repeat 10, min_repeat_ms 0, the caches flushed before each
+// repeat). In a model a kernel finds its weights in memory, not in the caches a kernel timed
+// again and again leaves them in, and the tuner must rank configs as the model will run them: on
+// Zen 5, ResNet-18 tuned warm took Winograd for its 512-channel 7x7 convs (36 C K floats of
+// transformed weights, 37.7 MB each, mostly L3-resident between repeats), which in the model
+// stream from memory and ran slower than the direct conv.
+void use_model_timing(TimeOptions& time);
+
 // A lease long enough for a tuner to build and measure one batch of `batch_size` configs even
 // when every build and every run hits its timeout, plus a margin for computing the task's
 // reference data: the tuning loop renews its leases at every batch boundary, so a lease only has

@@ -91,6 +91,34 @@ TEST(JobSpecTest, WorkloadJobWithDefaults) {
   EXPECT_TRUE(s->run_on.tracker.empty());
 }
 
+TEST(JobSpecTest, AModelJobIsTimedAsKilnTuneTimesAModel) {
+  TempDir dir;
+  dir.write("m.onnx", "not read by the parser");
+  auto timing = [&](const std::string& yaml) {
+    Result<JobSpec> s = parse_job_spec(yaml, "job.yaml", dir.path());
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s.ok() ? s->measure.measure.time : TimeOptions{};
+  };
+  // No timing given: TVM's protocol for a model on a CPU, caches flushed before each repeat.
+  TimeOptions model = timing("model: m.onnx\nmeasure: {threads: 1}\n");
+  EXPECT_EQ(model.number, 1);
+  EXPECT_EQ(model.repeat, 10);
+  EXPECT_EQ(model.min_repeat_ms, 0);
+  EXPECT_TRUE(model.enable_cpu_cache_flush);
+  EXPECT_TRUE(timing("model: m.onnx\n").enable_cpu_cache_flush);
+  // Any timing key: the job's own protocol, AutoTVM's defaults for the rest.
+  TimeOptions given = timing("model: m.onnx\nmeasure: {number: 2}\n");
+  EXPECT_EQ(given.number, 2);
+  EXPECT_EQ(given.repeat, 3);
+  EXPECT_FALSE(given.enable_cpu_cache_flush);
+  EXPECT_FALSE(timing("model: m.onnx\nmeasure: {cache_flush: false}\n").enable_cpu_cache_flush);
+  // Workload jobs keep AutoTVM's LocalRunner defaults.
+  TimeOptions workloads = timing("workloads: [\"dense:M=16,N=16,K=16\"]\n");
+  EXPECT_EQ(workloads.number, 4);
+  EXPECT_EQ(workloads.repeat, 3);
+  EXPECT_FALSE(workloads.enable_cpu_cache_flush);
+}
+
 TEST(JobSpecTest, TheExampleJobFilesAreValid) {
   const std::filesystem::path configs = std::filesystem::path(KILN_SOURCE_DIR) / "configs/jobs";
   // The examples name only what a fresh clone makes: the MLP of scripts/make_mlp.py, written where
