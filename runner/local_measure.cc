@@ -8,20 +8,19 @@
 
 #include "common/stopwatch.h"
 #include "ops/measured_layout.h"
+#include "runtime/aligned_floats.h"
 #include "runtime/artifact.h"
 
 namespace kiln::runner {
 
 namespace {
 
-// 64-byte aligned float storage, so vector accesses of kernels start on cache lines.
+// A kernel argument or workspace: `size` floats and a cache line of slack, allocated as a
+// model's buffers are (runtime/aligned_floats.h).
 struct AlignedBuffer {
-  explicit AlignedBuffer(int64_t n)
-      : size(n),
-        data(static_cast<float*>(std::aligned_alloc(64, ((n * 4 + 63) / 64) * 64 + 64)),
-             &std::free) {}
+  explicit AlignedBuffer(int64_t n) : size(n), data(allocate_floats(n * 4 + 64)) {}
   int64_t size;
-  std::unique_ptr<float, decltype(&std::free)> data;
+  AlignedFloats data;
 };
 
 }  // namespace

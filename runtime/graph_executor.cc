@@ -7,30 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/aligned_floats.h"
 #include "runtime/artifact.h"
 #include "runtime/memory_plan.h"
 #include "runtime/thread_pool.h"
 
 namespace kiln {
 
-// A 64-byte-aligned float allocation (kernels use aligned vector loads on whole buffers). Outside
-// the anonymous namespace because GraphExecutor::Impl holds them (GCC's -Wsubobject-linkage
-// fires in the unity build otherwise).
-struct ExecutorFreeDeleter {
-  void operator()(float* p) const { std::free(p); }
-};
-using AlignedFloats = std::unique_ptr<float[], ExecutorFreeDeleter>;
-
 namespace {
-
-AlignedFloats AllocateAligned(int64_t bytes) {
-  const int64_t rounded = std::max<int64_t>(
-      kArenaAlignment, (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment);
-  void* p = std::aligned_alloc(kArenaAlignment, static_cast<size_t>(rounded));
-  KILN_CHECK(p != nullptr) << "out of memory allocating " << rounded << " bytes";
-  std::memset(p, 0, static_cast<size_t>(rounded));
-  return AlignedFloats(static_cast<float*>(p));
-}
 
 // A model's header names the values a step passes; the code says what its stage touches. A
 // header that passes no buffer, or a smaller one, where the stage reads or writes would have
@@ -158,9 +142,9 @@ Status GraphExecutor::Impl::Plan() {
     return InvalidArgument(label + ": its values need " + std::to_string(needed) +
                            " bytes of memory, more than this machine's " + std::to_string(memory));
   }
-  arena = AllocateAligned(arena_bytes);
+  arena = allocate_floats(arena_bytes);
 
-  constants = AllocateAligned(static_cast<int64_t>(model.constants.size() * sizeof(float)));
+  constants = allocate_floats(static_cast<int64_t>(model.constants.size() * sizeof(float)));
   std::copy(model.constants.begin(), model.constants.end(), constants.get());
 
   storage.assign(num_values, nullptr);
@@ -172,7 +156,7 @@ Status GraphExecutor::Impl::Plan() {
     if (v.kind == ModelValueKind::kInput || v.kind == ModelValueKind::kOutput ||
         (v.kind == ModelValueKind::kIntermediate && first[id] < 0)) {
       // Unused intermediates get a buffer too, so that no storage pointer is ever null.
-      owned.push_back(AllocateAligned(std::max<int64_t>(1, v.num_elements()) *
+      owned.push_back(allocate_floats(std::max<int64_t>(1, v.num_elements()) *
                                       static_cast<int64_t>(sizeof(float))));
       storage[id] = owned.back().get();
     } else if (v.kind == ModelValueKind::kConstant) {

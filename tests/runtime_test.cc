@@ -1,5 +1,5 @@
-// Tests for runtime/: the thread pool, artifact loading and the time evaluator. Timing
-// assertions are one-sided and loose: these run on a noisy shared 2-core machine.
+// Tests for runtime/: the thread pool, kernel buffers, artifact loading and the time evaluator.
+// Timing assertions are one-sided and loose: these run on a noisy shared 2-core machine.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -11,6 +11,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/aligned_floats.h"
 #include "runtime/artifact.h"
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
@@ -31,6 +33,63 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------
+// allocate_floats
+
+// The VmFlags line of the mapping of /proc/self/smaps that starts at `start`, or "" if none does.
+std::string VmFlagsOfMappingAt(const void* start) {
+  std::ifstream smaps("/proc/self/smaps");
+  const uintptr_t want = reinterpret_cast<uintptr_t>(start);
+  bool in_mapping = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(':') > 20) {
+      in_mapping = begin == want;
+    } else if (in_mapping && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+// "[madvise]" or "[always]" when the kernel gives transparent huge pages to regions that ask.
+std::string TransparentHugePagesMode() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (const char* mode : {"[always]", "[madvise]"}) {
+    if (all.find(mode) != std::string::npos) return mode;
+  }
+  return "";
+}
+
+TEST(AllocateFloatsTest, SmallBuffersAreCacheLineAlignedAndZeroed) {
+  for (int64_t bytes : {int64_t{0}, int64_t{4}, int64_t{100}, int64_t{64 * 1000 + 4}}) {
+    AlignedFloats p = allocate_floats(bytes);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p.get()) % 64, 0u) << bytes << " bytes";
+    for (int64_t i = 0; i < std::max<int64_t>(16, bytes / 4); ++i) {
+      ASSERT_EQ(p[i], 0.0f) << "float " << i << " of " << bytes << " bytes";
+    }
+  }
+}
+
+TEST(AllocateFloatsTest, LargeBuffersAreHugePageAlignedAndAskForHugePages) {
+  constexpr int64_t kHugePage = int64_t{2} << 20;
+  const int64_t bytes = 2 * kHugePage + 12;
+  AlignedFloats p = allocate_floats(bytes);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p.get()) % kHugePage, 0u);
+  EXPECT_EQ(p[0], 0.0f);
+  EXPECT_EQ(p[bytes / 4 - 1], 0.0f);
+  if (TransparentHugePagesMode().empty()) {
+    GTEST_SKIP() << "transparent huge pages are off on this machine: nothing to ask for";
+  }
+  // madvise(MADV_HUGEPAGE) splits the advised range into a mapping of its own, flagged "hg".
+  const std::string flags = VmFlagsOfMappingAt(p.get());
+  ASSERT_FALSE(flags.empty()) << "no mapping starts at the buffer";
+  EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;
+}
 
 // ---------------------------------------------------------------------------------------------
 // ThreadPool
