@@ -2,7 +2,7 @@
 // in the same run on the same thread counts.
 //
 //   model_bench [--models resnet18,mobilenet_v2,mlp,DIR...] [--threads 1,2] [--runs 50]
-//               [--rounds 3] [--db F]
+//               [--round-ms 1000] [--rounds 3] [--db F]
 //               [--tune 40m [--seed N]] [--models-dir DIR] [--target T] [--no-ort]
 //               [--json-out FILE]
 //
@@ -17,10 +17,14 @@
 // store's best records. For each thread count it times, in --rounds alternating rounds (so that
 // a slow spell of a shared machine falls on both sides), ONNX Runtime 1.30 with
 // bench/ort/time_model.js under `node` as docs' baselines (f) did (intraOpNumThreads T,
-// interOpNumThreads 1, sequential, all optimizations, 5 warm-up runs, then --runs timed runs),
-// always at the machine's own ISA (its kernels pick the ISA themselves; the header says which),
-// then each kiln build with its GraphExecutor (5 warm-up runs, then --runs timed runs, at least
-// 30), checking kiln's output against the reference (max|y - ref| / max|ref| <= 1e-4). The times
+// interOpNumThreads 1, sequential, all optimizations), always at the machine's own ISA (its
+// kernels pick the ISA themselves; the header says which), then each kiln build with its
+// GraphExecutor, checking kiln's output against the reference (max|y - ref| / max|ref| <= 1e-4).
+// Every round of either times the same number of runs after the same number of warm-up runs: at
+// least --runs (at least 30), and as many as last --round-ms at kiln's speed (estimated from a
+// few runs of the first kiln build before the rounds), after a tenth as many warm-up runs (at
+// least 5). A few-millisecond model is thus timed for as long as a large one: a fixed count
+// would leave its median to the first transients of a freshly started process. The times
 // of all rounds are pooled: median, mean, std, min; the ratio is of the pooled medians, and each
 // round's ratio of medians is printed too (their spread says how steady the machine was). Only
 // one of the two runs at a time: ONNX Runtime's process has exited before kiln's executor is
@@ -28,8 +32,9 @@
 // says how to install it and times kiln alone.
 //
 // Prints a table and one JSON line per row:
-//   {"model", "configs", "threads", "kiln_ms", "kiln_mean_ms", "kiln_std_ms", "kiln_min_ms",
-//    "ort_ms", "ratio", "round_ratios", "rel_err"}
+//   {"model", "configs", "threads", "runs", "kiln_ms", "kiln_mean_ms", "kiln_std_ms",
+//    "kiln_min_ms", "ort_ms", "ratio", "round_ratios", "rel_err"}
+// where runs is the timed runs per round.
 // with ratio = ONNX Runtime's median / kiln's median (> 1: kiln is faster); with --json-out, the
 // rows also go to FILE in the format `kiln report --bench` reads (report/bench_file.h). Exit status
 // 1 when a model fails to compile or run, or an output is out of tolerance.
@@ -67,6 +72,7 @@ namespace fs = std::filesystem;
 constexpr double kTolerance = 1e-4;  // max|y - ref| / max|ref|
 constexpr int kWarmup = 5;
 constexpr int kMinRuns = 30;
+constexpr int kMaxRuns = 100000;
 const char* const kOrtInstall =
     "bash scripts/install-ort.sh  (runs: cd bench/ort && npm install --ignore-scripts "
     "onnxruntime-node@1.30.0)";
@@ -75,6 +81,7 @@ struct Args {
   std::vector<std::string> models = {"resnet18", "mobilenet_v2", "mlp"};
   std::vector<int> threads = {1, 2};
   int runs = 50;
+  int round_ms = 1000;
   int rounds = 3;
   std::string db;
   std::string models_dir = std::string(KILN_SHARED_DIR) + "/models";
@@ -169,12 +176,12 @@ double relative_error(std::span<const float> y, const std::vector<float>& ref) {
   return scale > 0 ? err / scale : err;
 }
 
-// Runs the model `runs` times after the warm-up: the times in ms and the output's error.
+// Runs the model `runs` times after `warmup` runs: the times in ms and the output's error.
 Result<std::pair<std::vector<double>, double>> time_kiln(const ModelArtifact& model,
                                                          const ModelFiles& files,
                                                          const std::vector<float>& input,
                                                          const std::vector<float>& ref, int threads,
-                                                         int runs) {
+                                                         int runs, int warmup) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<GraphExecutor> ex,
                         GraphExecutor::create(model, threads, files.onnx));
   if (ex->num_inputs() != 1 || ex->num_outputs() < 1) {
@@ -183,7 +190,7 @@ Result<std::pair<std::vector<double>, double>> time_kiln(const ModelArtifact& mo
                            std::to_string(ex->num_outputs()) + " outputs");
   }
   KILN_RETURN_IF_ERROR(ex->set_input(ex->input_info(0).name, input));
-  for (int i = 0; i < kWarmup; ++i) ex->run();
+  for (int i = 0; i < warmup; ++i) ex->run();
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
@@ -218,12 +225,13 @@ std::string shell_quote(const std::string& s) {
 }
 
 // ONNX Runtime's times in ms for the model on `threads` threads, from time_model.js's JSON line.
-Result<std::vector<double>> time_ort(const ModelFiles& files, int threads, int runs) {
+Result<std::vector<double>> time_ort(const ModelFiles& files, int threads, int runs, int warmup) {
   std::string shape;
   for (int64_t d : files.input_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
   const std::string command = "node " + shell_quote(ort_script()) + " " + shell_quote(files.onnx) +
                               " " + shell_quote(files.input) + " " + std::to_string(threads) + " " +
-                              std::to_string(runs) + " --shape " + shape + " 2>&1";
+                              std::to_string(runs) + " --shape " + shape + " --warmup " +
+                              std::to_string(warmup) + " 2>&1";
   std::FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return IoError("cannot run: " + command);
   std::string out;
@@ -299,8 +307,10 @@ int run(const Args& args) {
   const std::string missing = args.no_ort ? "--no-ort given" : ort_missing();
   if (!missing.empty()) std::printf("ONNX Runtime not timed: %s\n", missing.c_str());
 
-  std::printf("kiln model benchmark: %d rounds of %d timed runs after %d warm-up, threads",
-              args.rounds, args.runs, kWarmup);
+  std::printf(
+      "kiln model benchmark: %d rounds, each of at least %d timed runs and %d ms (at kiln's "
+      "speed) after a tenth as many warm-up runs (at least %d), threads",
+      args.rounds, args.runs, args.round_ms, kWarmup);
   for (int t : args.threads) std::printf(" %d", t);
   std::printf("%s\n", db ? (", configs from " + args.db).c_str() : "");
   std::printf("%-13s %-8s %3s %10s %10s %9s %10s %10s %8s %11s %10s\n", "model", "configs", "T",
@@ -366,9 +376,19 @@ int run(const Args& args) {
         std::optional<std::string> error;
       };
       std::vector<KilnTimes> kiln(compiled.size());
+      int runs = args.runs;
+      if (!compiled.empty() && args.round_ms > 0) {
+        auto estimate = time_kiln(*compiled[0].model, *files, *input, *ref, threads, kWarmup, 1);
+        if (estimate.ok()) {
+          const double ms = std::max(1e-3, summarize(estimate->first).median);
+          runs = static_cast<int>(
+              std::clamp(std::ceil(args.round_ms / ms), double(args.runs), double(kMaxRuns)));
+        }
+      }
+      const int warmup = std::max(kWarmup, runs / 10);
       for (int round = 0; round < args.rounds; ++round) {
         if (missing.empty() && !ort_error) {
-          Result<std::vector<double>> ort = time_ort(*files, threads, args.runs);
+          Result<std::vector<double>> ort = time_ort(*files, threads, runs, warmup);
           if (ort.ok()) {
             ort_times.insert(ort_times.end(), ort->begin(), ort->end());
             ort_round_medians.push_back(summarize(*ort).median);
@@ -378,7 +398,7 @@ int run(const Args& args) {
         }
         for (size_t i = 0; i < compiled.size(); ++i) {
           if (kiln[i].error) continue;
-          auto timed = time_kiln(*compiled[i].model, *files, *input, *ref, threads, args.runs);
+          auto timed = time_kiln(*compiled[i].model, *files, *input, *ref, threads, runs, warmup);
           if (!timed.ok()) {
             kiln[i].error = timed.status().message();
             continue;
@@ -433,14 +453,15 @@ int run(const Args& args) {
                     number(ort_ms).c_str(), number(ratio, "%.2f").c_str(), spread.c_str(), rel_err,
                     ok ? "" : "  OUT OF TOLERANCE");
         std::fflush(stdout);
-        json_lines.push_back("{\"model\": \"" + name + "\", \"configs\": \"" + c.configs +
-                             "\", \"threads\": " + std::to_string(threads) +
-                             ", \"kiln_ms\": " + number(t.median, "%.4f") +
-                             ", \"kiln_mean_ms\": " + number(t.mean, "%.4f") +
-                             ", \"kiln_std_ms\": " + number(t.std, "%.4f") + ", \"kiln_min_ms\": " +
-                             number(t.min, "%.4f") + ", \"ort_ms\": " + number(ort_ms, "%.4f") +
-                             ", \"ratio\": " + number(ratio, "%.3f") + ", \"round_ratios\": " +
-                             round_ratios + ", \"rel_err\": " + number(rel_err, "%.3g") + "}");
+        json_lines.push_back(
+            "{\"model\": \"" + name + "\", \"configs\": \"" + c.configs +
+            "\", \"threads\": " + std::to_string(threads) + ", \"runs\": " + std::to_string(runs) +
+            ", \"kiln_ms\": " + number(t.median, "%.4f") + ", \"kiln_mean_ms\": " +
+            number(t.mean, "%.4f") + ", \"kiln_std_ms\": " + number(t.std, "%.4f") +
+            ", \"kiln_min_ms\": " + number(t.min, "%.4f") +
+            ", \"ort_ms\": " + number(ort_ms, "%.4f") + ", \"ratio\": " + number(ratio, "%.3f") +
+            ", \"round_ratios\": " + round_ratios + ", \"rel_err\": " + number(rel_err, "%.3g") +
+            "}");
         results.rows.push_back({name + " " + c.configs + " T=" + std::to_string(threads),
                                 t.median,
                                 {{"ONNX Runtime", ort_ms}},
@@ -475,9 +496,13 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
   app.add_option("--runs", args.runs, "timed runs per measurement (at least 30)")
-      ->check(CLI::Range(kiln::bench::kMinRuns, 100000));
+      ->check(CLI::Range(kiln::bench::kMinRuns, kiln::bench::kMaxRuns));
+  app.add_option("--round-ms", args.round_ms,
+                 "time each round for at least this long at kiln's speed (more runs than --runs "
+                 "for a fast model; the same count for ONNX Runtime); 0: exactly --runs")
+      ->check(CLI::Range(0, 600000));
   app.add_option("--rounds", args.rounds,
-                 "alternating rounds of ONNX Runtime and kiln, each of --runs runs; times pooled")
+                 "alternating rounds of ONNX Runtime and kiln; times pooled")
       ->check(CLI::Range(1, 1000));
   app.add_option("--db", args.db, "record store whose best configs to compile with as well");
   app.add_option("--models-dir", args.models_dir, "directory of NAME/io.json model folders");

@@ -1,8 +1,9 @@
 // Times one ONNX model with ONNX Runtime's CPU provider, as docs' baselines (f) did:
 // intraOpNumThreads T, interOpNumThreads 1, sequential execution, all graph optimizations,
-// 5 warm-up runs, then `runs` timed run() calls on the model's input.
+// --warmup warm-up runs (default 5), then `runs` timed run() calls on the model's input.
 //
 //   node time_model.js MODEL.onnx INPUT.bin THREADS RUNS [--shape 1x3x224x224] [--ref OUTPUT.bin]
+//                      [--warmup N]
 //
 // INPUT.bin holds the model's one float32 input, little-endian, row-major; its shape comes from
 // --shape, else from the model (every dimension must then be fixed). With --ref, the first
@@ -24,7 +25,7 @@ function parseArgs(argv) {
   const positional = [];
   const options = {};
   for (let i = 0; i < argv.length; ++i) {
-    if (argv[i] === '--shape' || argv[i] === '--ref') {
+    if (argv[i] === '--shape' || argv[i] === '--ref' || argv[i] === '--warmup') {
       if (i + 1 >= argv.length) fail(`${argv[i]} needs a value`);
       options[argv[i].slice(2)] = argv[++i];
     } else {
@@ -32,13 +33,16 @@ function parseArgs(argv) {
     }
   }
   if (positional.length !== 4) {
-    fail('usage: time_model.js MODEL.onnx INPUT.bin THREADS RUNS [--shape DIMS] [--ref OUT.bin]');
+    fail('usage: time_model.js MODEL.onnx INPUT.bin THREADS RUNS [--shape DIMS] [--ref OUT.bin] ' +
+         '[--warmup N]');
   }
   const [model, input, threads, runs] = positional;
   const t = Number(threads), r = Number(runs);
   if (!Number.isInteger(t) || t < 1) fail(`threads '${threads}' is not a positive integer`);
   if (!Number.isInteger(r) || r < 1) fail(`runs '${runs}' is not a positive integer`);
-  return {model, input, threads: t, runs: r, shape: options.shape, ref: options.ref};
+  const w = options.warmup === undefined ? 5 : Number(options.warmup);
+  if (!Number.isInteger(w) || w < 1) fail(`--warmup '${options.warmup}' is not a positive integer`);
+  return {model, input, threads: t, runs: r, warmup: w, shape: options.shape, ref: options.ref};
 }
 
 function readFloats(file) {
@@ -101,7 +105,7 @@ async function main() {
   const feeds = {[name]: new ort.Tensor('float32', data, dims)};
 
   let outputs;
-  for (let i = 0; i < 5; ++i) outputs = await session.run(feeds);
+  for (let i = 0; i < args.warmup; ++i) outputs = await session.run(feeds);
   const ms = [];
   for (let i = 0; i < args.runs; ++i) {
     const start = process.hrtime.bigint();
