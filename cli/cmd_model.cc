@@ -191,10 +191,11 @@ Command add_compile_command(CLI::App& app) {
     std::printf("%d layout transforms remain (NCHW <-> NCHW[x]c)\n", report.layout_transforms);
     if (report.planned) {
       std::printf(
-          "layout plan: conv kernels %.3f ms (their records) + %d block conversions between "
-          "them %.3f ms = %.3f ms estimated (one thread; conversion costs %s)\n",
-          report.plan_kernel_seconds * 1e3, report.plan_transforms,
-          report.plan_transform_seconds * 1e3,
+          "layout plan: conv kernels %.3f ms (their records, preferably timed at %d "
+          "thread%s) + %d block conversions between them %.3f ms (one thread: copies hardly "
+          "scale) = %.3f ms estimated (conversion costs %s)\n",
+          report.plan_kernel_seconds * 1e3, o->threads, o->threads == 1 ? "" : "s",
+          report.plan_transforms, report.plan_transform_seconds * 1e3,
           (report.plan_kernel_seconds + report.plan_transform_seconds) * 1e3,
           report.transform_costs.c_str());
       if (report.plan_unmeasured_kernels > 0) {
