@@ -258,13 +258,24 @@ std::map<size_t, double> KernelGflops(const ModelArtifact& model,
 }
 
 // Per-step times over `repeat` profiled runs, the `top` slowest steps first, then the time per
-// kind of step (cli/step_kind.h) with the executor's overhead (the timed runs' mean less
-// the steps' sum), which add up to that mean; with --db, the mean against the records' estimate.
+// kind of step (cli/step_kind.h) with the executor's overhead, which add up to the mean of
+// `repeat` plain runs taken in turn with the profiled ones (the overhead is that mean less the
+// steps' sum: measured side by side, a slow spell of a shared machine falls on both, where the
+// timed runs before would be compared with profiled runs taken later); with --db, the timed
+// runs' mean (`mean_ms`) against the records' estimate.
 void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms,
                   const RecordsEstimator& estimator) {
   const int repeat = o.repeat, top = o.profile;
   std::vector<double> seconds;
-  for (int r = 0; r < repeat; ++r) exec.run_profiled(&seconds);
+  double plain_seconds = 0;
+  for (int r = 0; r < repeat; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    exec.run();
+    plain_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    exec.run_profiled(&seconds);
+  }
+  const double plain_ms = plain_seconds * 1e3 / repeat;
   double total = 0;
   for (double t : seconds) total += t;
   std::vector<size_t> order(seconds.size());
@@ -294,15 +305,17 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms,
     ms += seconds[i] * 1e3 / repeat;
     steps += 1;
   }
-  const double overhead_ms = mean_ms - total * 1e3 / repeat;
-  std::printf("by kind, of the mean %.4f ms:\n", mean_ms);
+  const double overhead_ms = plain_ms - total * 1e3 / repeat;
+  std::printf(
+      "by kind, of the mean %.4f ms of %d plain runs taken in turn with the profiled ones:\n",
+      plain_ms, repeat);
   for (StepKind kind : kinds) {
     auto [ms, steps] = per_kind[kind];
     std::printf("  %-18s %10.4f ms %6.1f%%  (%d step%s)\n",
-                std::string(step_kind_name(kind)).c_str(), ms, 100 * ms / mean_ms, steps,
+                std::string(step_kind_name(kind)).c_str(), ms, 100 * ms / plain_ms, steps,
                 steps == 1 ? "" : "s");
     if (kind == StepKind::kTemplateKernel) {
-      PrintConfigSources(exec.model(), seconds, repeat, mean_ms);
+      PrintConfigSources(exec.model(), seconds, repeat, plain_ms);
       double flop = 0;
       for (const ModelStep& step : exec.model().steps) flop += step.flop;
       if (flop > 0 && ms > 0) {
@@ -311,10 +324,11 @@ void PrintProfile(GraphExecutor& exec, const RunOptions& o, double mean_ms,
       }
     }
   }
-  std::printf(
-      "  %-18s %10.4f ms %6.1f%%  (the mean less the steps' sum%s)\n", "executor overhead",
-      overhead_ms, 100 * overhead_ms / mean_ms,
-      overhead_ms < 0 ? "; negative: the profiled runs were slower than the timed ones" : "");
+  std::printf("  %-18s %10.4f ms %6.1f%%  (the plain runs' mean less the steps' sum%s)\n",
+              "executor overhead", overhead_ms, 100 * overhead_ms / plain_ms,
+              overhead_ms < 0
+                  ? "; negative: timing every step costs more than the executor's own work"
+                  : "");
   if (o.db.empty()) return;
   const RecordsEstimate estimate = estimator(o.db, o.onnx, exec.model().target);
   const int measured = estimate.measured, workloads = estimate.workloads;

@@ -1,5 +1,6 @@
 // `kiln bench --profile`: the time per kind of step (template kernels, layout transforms, other
-// operators) and the executor's overhead add up to the mean of the timed runs, on the shared
+// operators) and the executor's overhead add up to the mean of the plain runs taken in turn with
+// the profiled ones, on the shared
 // MLP compiled by the real kiln; with --db and --onnx, the run against the tuner's estimate; the
 // template kernels' time by where their configs came from; --against-untuned, the tuned build
 // timed against the same model compiled with default configs in the same run.
@@ -47,6 +48,8 @@ TEST(BenchProfileCli, KindsAddUpToTheMeanAndTheEstimateIsCompared) {
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(by kind, of the mean ([0-9.]+) ms)")))
       << r.output;
   const double mean = std::stod(m[1]);
+  EXPECT_NE(r.output.find(" plain runs taken in turn with the profiled ones"), std::string::npos)
+      << r.output;
   std::map<std::string, double> kinds;
   std::istringstream lines(r.output);
   const std::regex kind_line(
