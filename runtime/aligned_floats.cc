@@ -6,13 +6,14 @@
 #include <cstring>
 
 #include "common/check.h"
+#include "runtime/memory_plan.h"
 
 namespace kiln {
 
 AlignedFloats allocate_floats(int64_t bytes) {
-  constexpr int64_t kCacheLine = 64;
   constexpr int64_t kHugePage = int64_t{2} << 20;
-  const int64_t alignment = bytes >= kHugePage ? kHugePage : kCacheLine;
+  // An arena's offsets are multiples of kArenaAlignment: its buffers are as aligned as it is.
+  const int64_t alignment = bytes >= kHugePage ? kHugePage : kArenaAlignment;
   const int64_t rounded =
       std::max<int64_t>(alignment, (bytes + alignment - 1) / alignment * alignment);
   void* p = std::aligned_alloc(static_cast<size_t>(alignment), static_cast<size_t>(rounded));

@@ -13,11 +13,11 @@ struct FreeFloats {
 };
 using AlignedFloats = std::unique_ptr<float[], FreeFloats>;
 
-// At least `bytes` bytes (at least one cache line), zero-filled, 64-byte aligned (kernels use
-// aligned vector loads on whole buffers). A buffer of 2 MiB or more is aligned to 2 MiB and
-// asks for transparent huge pages (madvise; honoured where the system allows it): a kernel
-// streaming tens of megabytes of weights otherwise takes a TLB miss every 4 KiB. Dies with a
-// message when the memory cannot be had.
+// At least `bytes` bytes (at least one cache line), zero-filled, aligned to kArenaAlignment (64
+// bytes, runtime/memory_plan.h: kernels use aligned vector loads on whole buffers). A buffer of 2
+// MiB or more is aligned to 2 MiB and asks for transparent huge pages (madvise; honoured where the
+// system allows it): a kernel streaming tens of megabytes of weights otherwise takes a TLB miss
+// every 4 KiB. Dies with a message when the memory cannot be had.
 AlignedFloats allocate_floats(int64_t bytes);
 
 }  // namespace kiln
