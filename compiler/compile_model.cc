@@ -23,6 +23,7 @@
 #include "compiler/lowering_util.h"
 #include "compiler/model_planner.h"
 #include "compiler/op_lowering.h"
+#include "compiler/strided_copy_fusion.h"
 #include "compiler/untuned_config.h"
 #include "exchange/target_description.h"
 #include "frontend/supported_ops.h"
@@ -931,6 +932,12 @@ Status ModelEmitter::emit_node(size_t index) {
   }
   // A Pad of zeros (DenseNet's transitions export one before each AveragePool) is its input.
   if (is_identity_pad(graph_, node)) return emit_identity(node);
+  // A Transpose that moves only dimensions of one element (BERT's [1, s, d] <-> [s, 1, d]) keeps
+  // its input's elements in order: a view, unless the input is packed (NCHW[b]c), where the
+  // dimensions do not say the order of the elements.
+  if (is_order_preserving_transpose(graph_, node) && !packed_.count(node.inputs[0])) {
+    return emit_view(node);
+  }
   Result<std::optional<ops::Workload>> workload = frontend::workload_of(graph_, node);
   if (!workload.ok()) return UnimplementedError(workload.status().message());
   if (*workload) return emit_tunable(index, **workload);
@@ -990,7 +997,8 @@ std::vector<ModelEmitter::Origin> ModelEmitter::origins_of(
 }
 
 Status ModelEmitter::emit_graph() {
-  fused_nodes_ = fold_batch_norms(&graph_) + fuse_layer_norms(&graph_);
+  fused_nodes_ =
+      fold_batch_norms(&graph_) + fuse_layer_norms(&graph_) + fuse_strided_copies(&graph_);
   for (const std::string& o : graph_.outputs) graph_outputs_.insert(o);
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     std::set<std::string> seen;

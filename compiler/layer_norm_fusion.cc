@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/graph_rewrite.h"
+
 namespace kiln::compiler {
 
 namespace {
@@ -174,18 +176,7 @@ int fuse_layer_norms(Graph* graph) {
       replace[i] = std::move(ln);
     }
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    auto r = replace.find(i);
-    if (r != replace.end()) {
-      kept.push_back(std::move(r->second));
-    } else if (!erase[i]) {
-      kept.push_back(std::move(g.nodes[i]));
-    }
-  }
-  const int removed = static_cast<int>(g.nodes.size() - kept.size());
-  g.nodes = std::move(kept);
-  return removed;
+  return rewrite_nodes(&g, erase, std::move(replace));
 }
 
 }  // namespace kiln::compiler

@@ -1,4 +1,5 @@
-// Operators that only move elements: Transpose, Concat, Split, Slice, Pad, Gather. Most are
+// Operators that only move elements: Transpose, Concat, Split, Slice, Pad, Gather, and kiln's
+// StridedCopy (compiler/strided_copy_fusion.h). Most are
 // affine copies (out[out_base + sum o_d * out_stride_d] = in[in_base + sum o_d * in_stride_d]
 // over a box of output coordinates o), coalesced so that the innermost loop is as long as it
 // can be, then run as parallel rows of SIMD column spans. Pad's edge and reflect modes map each
@@ -8,6 +9,7 @@
 #include "compiler/lowering_util.h"
 #include "compiler/lowerings.h"
 #include "compiler/op_lowering.h"
+#include "compiler/strided_copy_fusion.h"
 
 namespace kiln::compiler {
 
@@ -201,60 +203,42 @@ Result<ir::Program> lower_split(const Graph& graph, const Node& node,
 
 Result<ir::Program> lower_slice(const Graph& graph, const Node& node,
                                 const ops::TargetInfo& target) {
-  std::vector<int64_t> in_shape = shape_of(graph, node.inputs.at(0));
-  const int64_t rank = static_cast<int64_t>(in_shape.size());
-  // Opset 10+: starts, ends, axes, steps as constant inputs (opset 1's attributes as fallback).
-  auto list = [&](size_t input, const char* attr) -> Result<std::vector<int64_t>> {
-    if (node.inputs.size() > input && !node.inputs[input].empty()) {
-      return constant_ints(graph, node, node.inputs[input], attr);
-    }
-    return node.attr_ints(attr, {});
-  };
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> starts, list(1, "starts"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> ends, list(2, "ends"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, list(3, "axes"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> steps, list(4, "steps"));
-  if (axes.empty()) {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  }
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() ||
-      steps.size() != starts.size()) {
-    return inconsistent(node, "starts, ends, axes and steps differ in length");
-  }
-  std::vector<int64_t> begin(rank, 0), step(rank, 1), expected = in_shape;
-  std::vector<bool> seen(rank, false);
-  for (size_t i = 0; i < starts.size(); ++i) {
-    KILN_ASSIGN_OR_RETURN(int64_t a, normalize_axis(node, axes[i], rank));
-    if (seen[a]) return inconsistent(node, "axis " + std::to_string(a) + " repeated");
-    seen[a] = true;
-    const int64_t dim = in_shape[a], s = steps[i];
-    if (s == 0) return inconsistent(node, "step 0");
-    int64_t lo = starts[i] < 0 ? starts[i] + dim : starts[i];
-    int64_t hi = ends[i] < 0 ? ends[i] + dim : ends[i];
-    // Clamping as the spec says: [0, dim] for positive steps, [-1, dim - 1] for negative.
-    if (s > 0) {
-      lo = std::clamp<int64_t>(lo, 0, dim);
-      hi = std::clamp<int64_t>(hi, 0, dim);
-    } else {
-      lo = std::clamp<int64_t>(lo, 0, dim - 1);
-      hi = std::clamp<int64_t>(hi, -1, dim - 1);
-    }
-    int64_t count = s > 0 ? (hi - lo + s - 1) / s : (lo - hi + (-s) - 1) / (-s);
-    begin[a] = lo;
-    step[a] = s;
-    expected[a] = std::max<int64_t>(0, count);
-  }
-  KILN_RETURN_IF_ERROR(check_shape(node, expected, shape_of(graph, node.outputs.at(0))));
+  KILN_ASSIGN_OR_RETURN(SliceGeometry slice, slice_geometry(graph, node));
   ir::Buffer in = tensor_buffer(graph, node.inputs[0]), out = tensor_buffer(graph, node.outputs[0]);
-  std::vector<int64_t> in_strides = row_major_strides(in_shape);
   AffineCopy c;
-  c.extents = expected;
-  c.out_strides = row_major_strides(expected);
-  for (int64_t d = 0; d < rank; ++d) {
-    c.in_base += begin[d] * in_strides[d];
-    c.in_strides.push_back(step[d] * in_strides[d]);
+  c.extents = slice.shape;
+  c.in_base = slice.base;
+  c.in_strides = slice.strides;
+  c.out_strides = row_major_strides(slice.shape);
+  return make_program(kernel_name(node), {in}, {out}, affine_copy(in, out, c, target));
+}
+
+// StridedCopy (compiler/strided_copy_fusion.h): out[o] = in[base + sum o_d * strides_d].
+Result<ir::Program> lower_strided_copy(const Graph& graph, const Node& node,
+                                       const ops::TargetInfo& target) {
+  const std::vector<int64_t> in_shape = shape_of(graph, node.inputs.at(0));
+  const std::vector<int64_t> out_shape = shape_of(graph, node.outputs.at(0));
+  AffineCopy c;
+  c.extents = out_shape;
+  c.in_base = node.attr_int("base", -1);
+  c.in_strides = node.attr_ints("strides", {});
+  c.out_strides = row_major_strides(out_shape);
+  if (c.in_strides.size() != out_shape.size()) {
+    return inconsistent(node, std::to_string(c.in_strides.size()) + " strides for an output of " +
+                                  std::to_string(out_shape.size()) + " dimensions");
   }
+  // Every element read lies in the input.
+  int64_t lo = c.in_base, hi = c.in_base;
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    if (out_shape[d] == 0) return make_program(kernel_name(node), {}, {}, ir::Seq({}));
+    const int64_t span = (out_shape[d] - 1) * c.in_strides[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  if (lo < 0 || hi >= product(in_shape)) {
+    return inconsistent(node, "reads elements " + std::to_string(lo) + " to " + std::to_string(hi) +
+                                  " of an input of " + std::to_string(product(in_shape)));
+  }
+  ir::Buffer in = tensor_buffer(graph, node.inputs[0]), out = tensor_buffer(graph, node.outputs[0]);
   return make_program(kernel_name(node), {in}, {out}, affine_copy(in, out, c, target));
 }
 
@@ -403,6 +387,62 @@ Result<ir::Program> lower_gather(const Graph& graph, const Node& node,
 
 }  // namespace
 
+Result<SliceGeometry> slice_geometry(const Graph& graph, const Node& node) {
+  std::vector<int64_t> in_shape = shape_of(graph, node.inputs.at(0));
+  const int64_t rank = static_cast<int64_t>(in_shape.size());
+  // Opset 10+: starts, ends, axes, steps as constant inputs (opset 1's attributes as fallback).
+  auto list = [&](size_t input, const char* attr) -> Result<std::vector<int64_t>> {
+    if (node.inputs.size() > input && !node.inputs[input].empty()) {
+      return constant_ints(graph, node, node.inputs[input], attr);
+    }
+    return node.attr_ints(attr, {});
+  };
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> starts, list(1, "starts"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> ends, list(2, "ends"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, list(3, "axes"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> steps, list(4, "steps"));
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    return inconsistent(node, "starts, ends, axes and steps differ in length");
+  }
+  std::vector<int64_t> begin(rank, 0), step(rank, 1), expected = in_shape;
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(int64_t a, normalize_axis(node, axes[i], rank));
+    if (seen[a]) return inconsistent(node, "axis " + std::to_string(a) + " repeated");
+    seen[a] = true;
+    const int64_t dim = in_shape[a], s = steps[i];
+    if (s == 0) return inconsistent(node, "step 0");
+    int64_t lo = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t hi = ends[i] < 0 ? ends[i] + dim : ends[i];
+    // Clamping as the spec says: [0, dim] for positive steps, [-1, dim - 1] for negative.
+    if (s > 0) {
+      lo = std::clamp<int64_t>(lo, 0, dim);
+      hi = std::clamp<int64_t>(hi, 0, dim);
+    } else {
+      lo = std::clamp<int64_t>(lo, 0, dim - 1);
+      hi = std::clamp<int64_t>(hi, -1, dim - 1);
+    }
+    int64_t count = s > 0 ? (hi - lo + s - 1) / s : (lo - hi + (-s) - 1) / (-s);
+    begin[a] = lo;
+    step[a] = s;
+    expected[a] = std::max<int64_t>(0, count);
+  }
+  KILN_RETURN_IF_ERROR(check_shape(node, expected, shape_of(graph, node.outputs.at(0))));
+  SliceGeometry out;
+  out.shape = expected;
+  std::vector<int64_t> in_strides = row_major_strides(in_shape);
+  for (int64_t d = 0; d < rank; ++d) {
+    out.base += begin[d] * in_strides[d];
+    out.strides.push_back(step[d] * in_strides[d]);
+  }
+  return out;
+}
+
 Result<ir::Program> lower_data_movement(const Graph& graph, const Node& node,
                                         const ops::TargetInfo& target) {
   const std::string& op = node.op_type;
@@ -414,6 +454,7 @@ Result<ir::Program> lower_data_movement(const Graph& graph, const Node& node,
   if (op == "Slice") return lower_slice(graph, node, target);
   if (op == "Pad") return lower_pad(graph, node, target);
   if (op == "Gather") return lower_gather(graph, node, target);
+  if (op == kStridedCopyOp) return lower_strided_copy(graph, node, target);
   return InternalError(node.describe() + " is not a data movement op");
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <set>
+#include <vector>
 
 #include "common/status.h"
 #include "frontend/graph.h"
@@ -28,8 +29,19 @@ Result<ir::Program> lower_softmax(const frontend::Graph& graph, const frontend::
 // LayerNormalization (lower_layernorm.cc).
 Result<ir::Program> lower_layernorm(const frontend::Graph& graph, const frontend::Node& node,
                                     const ops::TargetInfo& target);
-// Transpose, Concat, Split, Slice, Pad, Gather (lower_data_movement.cc).
+// Transpose, Concat, Split, Slice, Pad, Gather, StridedCopy (lower_data_movement.cc).
 Result<ir::Program> lower_data_movement(const frontend::Graph& graph, const frontend::Node& node,
                                         const ops::TargetInfo& target);
+
+// What a Slice reads: its output's shape, the input element (row-major index) its first element
+// is, and for each output dimension how many input elements one step along it moves. From its
+// constant starts / ends / axes / steps inputs (opset 10+) or attributes (opset 1), checked
+// against the output's shape (lower_data_movement.cc).
+struct SliceGeometry {
+  std::vector<int64_t> shape;
+  int64_t base = 0;
+  std::vector<int64_t> strides;
+};
+Result<SliceGeometry> slice_geometry(const frontend::Graph& graph, const frontend::Node& node);
 
 }  // namespace kiln::compiler

@@ -8,6 +8,7 @@
 #include "compiler/elementwise.h"
 #include "compiler/lowering_util.h"
 #include "compiler/lowerings.h"
+#include "compiler/strided_copy_fusion.h"
 
 namespace kiln::compiler {
 
@@ -63,6 +64,31 @@ bool is_identity_pad(const frontend::Graph& graph, const frontend::Node& node) {
          graph.tensor(node.outputs[0]).shape == graph.tensor(node.inputs[0]).shape;
 }
 
+bool is_order_preserving_transpose(const frontend::Graph& graph, const frontend::Node& node) {
+  if (node.op_type != "Transpose" || node.inputs.empty() || node.inputs[0].empty() ||
+      node.outputs.empty() || node.outputs[0].empty()) {
+    return false;
+  }
+  const std::vector<int64_t>& shape = graph.tensor(node.inputs[0]).shape;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
+  perm = node.attr_ints("perm", perm);
+  if (static_cast<int64_t>(perm.size()) != rank) return false;
+  std::vector<bool> seen(rank, false);
+  std::vector<int64_t> out_shape;
+  int64_t last_moved = -1;  // the input dimension of more than one element placed last
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p]) return false;
+    seen[p] = true;
+    out_shape.push_back(shape[p]);
+    if (shape[p] == 1) continue;
+    if (p < last_moved) return false;
+    last_moved = p;
+  }
+  return graph.tensor(node.outputs[0]).shape == out_shape;
+}
+
 Result<ir::Program> lower_node(const frontend::Graph& graph, const frontend::Node& node,
                                const ops::TargetInfo& target) {
   const std::string& op = node.op_type;
@@ -78,7 +104,7 @@ Result<ir::Program> lower_node(const frontend::Graph& graph, const frontend::Nod
   if (op == "Softmax") return lower_softmax(graph, node, target);
   if (op == "LayerNormalization") return lower_layernorm(graph, node, target);
   if (op == "Transpose" || op == "Concat" || op == "Split" || op == "Slice" || op == "Pad" ||
-      op == "Gather") {
+      op == "Gather" || op == kStridedCopyOp) {
     return lower_data_movement(graph, node, target);
   }
   return unsupported(node, "kiln has no standalone kernel for " + op);

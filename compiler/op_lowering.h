@@ -28,6 +28,13 @@ bool is_view_op(const std::string& op_type);
 // A Pad whose pads are all (constant) zeros: its output is its input, so it gets no kernel either.
 bool is_identity_pad(const frontend::Graph& graph, const frontend::Node& node);
 
+// A Transpose whose dimensions of more than one element keep their order (BERT's [1, s, d] <->
+// [s, 1, d]; the perm may move dimensions of one element anywhere): its output holds its input's
+// elements in the same order, so it can be a view. False for a perm that is not a permutation of
+// the input's dimensions or an output shape that does not follow from it (lower_transpose names
+// what is wrong).
+bool is_order_preserving_transpose(const frontend::Graph& graph, const frontend::Node& node);
+
 // The kernel of a non-tunable, non-view node: MaxPool, AveragePool, GlobalAveragePool,
 // ReduceMean, ReduceSum, Softmax, LayerNormalization, Transpose, Concat, Split, Slice, Pad,
 // Gather, BatchNormalization (not folded into a conv), and any elementwise op on its own.

@@ -882,6 +882,38 @@ TEST(CompilerDataMovement, Transpose) {
   }
 }
 
+// Which Transposes keep their input's elements in order, and so compile to a view.
+TEST(CompilerDataMovement, OrderPreservingTranspose) {
+  struct Case {
+    Shape in, perm, out;
+    bool view;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{1, 128, 256}, {1, 0, 2}, {128, 1, 256}, true},   // BERT's, into the projection
+           {{128, 1, 256}, {1, 0, 2}, {1, 128, 256}, true},   // and back
+           {{4, 1, 1, 8}, {1, 0, 3, 2}, {1, 4, 8, 1}, true},  // ones moved on both sides
+           {{2, 3}, {0, 1}, {2, 3}, true},                    // the identity
+           {{128, 4, 64}, {1, 0, 2}, {4, 128, 64}, false},    // heads: elements move
+           {{1, 4, 8}, {0, 2, 1}, {1, 8, 4}, false},
+           {{2, 3}, {}, {3, 2}, false},               // default: reversed
+           {{1, 4, 8}, {1, 0, 2}, {4, 8, 1}, false},  // an output shape that does not follow
+           {{1, 4, 8}, {1, 1, 2}, {4, 4, 8}, false},  // not a permutation
+           {{1, 4, 8}, {1, 0}, {4, 1}, false}}) {     // too short
+    TestGraph t;
+    t.data("x", c.in);
+    t.data("y", c.out);
+    std::map<std::string, frontend::AttrValue> attrs;
+    if (!c.perm.empty()) attrs["perm"] = c.perm;
+    const Node& n = t.node("Transpose", {"x"}, {"y"}, attrs);
+    EXPECT_EQ(compiler::is_order_preserving_transpose(t.g, n), c.view)
+        << frontend::dims_text(c.in) << " perm " << frontend::dims_text(c.perm);
+  }
+  TestGraph t;
+  t.data("x", {1, 4});
+  t.data("y", {1, 4});
+  EXPECT_FALSE(compiler::is_order_preserving_transpose(t.g, t.node("Relu", {"x"}, {"y"})));
+}
+
 TEST(CompilerDataMovement, ConcatAndSplit) {
   for (int64_t axis : {0, 1, 2, -1, -3}) {
     const int64_t a = axis < 0 ? axis + 3 : axis;

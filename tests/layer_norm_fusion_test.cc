@@ -7,14 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "compiler/compile_model.h"
-#include "frontend/onnx_import.h"
-#include "runtime/graph_executor.h"
-#include "tests/onnx_models.h"
+#include "tests/compile_onnx.h"
 
 namespace kiln {
 namespace {
@@ -60,22 +58,17 @@ WrittenOut written_out_layer_norm(bool d_is_output) {
 // Compiles and runs `w` on seeded x; checks y against a double-precision layer norm and returns
 // the compiled model's steps.
 std::vector<std::string> CompileRunAndCheck(WrittenOut& w, const std::string& file) {
-  Result<frontend::Graph> graph = frontend::import_onnx(w.model.write(file));
-  EXPECT_TRUE(graph.ok()) << graph.status().message();
-  if (!graph.ok()) return {};
-  Result<ModelArtifact> artifact = compiler::compile_model(*graph, {});
-  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
-  if (!artifact.ok()) return {};
-  auto exec = GraphExecutor::create(*artifact);
-  EXPECT_TRUE(exec.ok()) << exec.status().message();
-  if (!exec.ok()) return {};
+  std::optional<testing::CompiledOnnx> compiled = testing::compile_onnx(w.model, file);
+  if (!compiled) return {};
+  GraphExecutor* exec = compiled->exec.get();
+  const ModelArtifact* artifact = &compiled->artifact;
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-2, 3);
   std::vector<float> x(kRows * kWidth);
   for (float& v : x) v = u(rng);
-  EXPECT_TRUE((*exec)->set_input("x", x).ok());
-  (*exec)->run();
-  std::span<const float> y = (*exec)->get_output(0);
+  EXPECT_TRUE(exec->set_input("x", x).ok());
+  exec->run();
+  std::span<const float> y = exec->get_output(0);
   double max_err = 0;
   for (int64_t r = 0; r < kRows; ++r) {
     double mean = 0, var = 0;

@@ -1,0 +1,40 @@
+// An ONNX model built in a test (tests/onnx_models.h), imported, compiled for this machine
+// without a store and given an executor, for tests of compiler passes that check a compiled
+// model's steps and what it computes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "compiler/compile_model.h"
+#include "frontend/onnx_import.h"
+#include "runtime/graph_executor.h"
+#include "tests/onnx_models.h"
+
+namespace kiln::testing {
+
+struct CompiledOnnx {
+  ModelArtifact artifact;
+  std::unique_ptr<GraphExecutor> exec;
+};
+
+// `model` written to the temporary file `file`, imported and compiled; nullopt after a test
+// failure that says which step failed.
+inline std::optional<CompiledOnnx> compile_onnx(const OnnxModel& model, const std::string& file) {
+  Result<frontend::Graph> graph = frontend::import_onnx(model.write(file));
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  if (!graph.ok()) return std::nullopt;
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, {});
+  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+  if (!artifact.ok()) return std::nullopt;
+  auto exec = GraphExecutor::create(*artifact);
+  EXPECT_TRUE(exec.ok()) << exec.status().message();
+  if (!exec.ok()) return std::nullopt;
+  return CompiledOnnx{std::move(artifact).value(), std::move(exec).value()};
+}
+
+}  // namespace kiln::testing
