@@ -14,6 +14,7 @@
 #include "builder/build.h"
 #include "compiler/elementwise.h"
 #include "compiler/op_lowering.h"
+#include "compiler/strided_copy_fusion.h"
 #include "ir/interpreter.h"
 #include "runtime/artifact.h"
 #include "runtime/thread_pool.h"
@@ -912,6 +913,32 @@ TEST(CompilerDataMovement, OrderPreservingTranspose) {
   t.data("x", {1, 4});
   t.data("y", {1, 4});
   EXPECT_FALSE(compiler::is_order_preserving_transpose(t.g, t.node("Relu", {"x"}, {"y"})));
+}
+
+// kiln's StridedCopy (compiler/strided_copy_fusion.h): out[o] = in[base + sum o_d * strides_d],
+// and a copy whose strides reach outside its input is refused, naming the elements.
+TEST(CompilerDataMovement, StridedCopy) {
+  Floats x = random_floats(6 * 24, 24);
+  auto graph = [](int64_t base, const Shape& strides) {
+    TestGraph t;
+    t.data("x", {6, 24});
+    t.data("y", {2, 6, 4});
+    t.node(compiler::kStridedCopyOp, {"x"}, {"y"},
+           {{"base", base}, {"strides", std::vector<int64_t>(strides)}});
+    return t;
+  };
+  // Columns [8, 16) of each row as two heads of 4: y[h][s][d] = x[s][8 + 4 h + d].
+  Floats want(48);
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t r = 0; r < 6; ++r)
+      for (int64_t d = 0; d < 4; ++d) want[(h * 6 + r) * 4 + d] = x[r * 24 + 8 + 4 * h + d];
+  expect_close(lower_and_run(graph(8, {4, 24, 1}), {x}).at(0), want, "StridedCopy");
+  for (const auto& [base, strides] :
+       std::vector<std::pair<int64_t, Shape>>{{21, {4, 24, 1}}, {-1, {4, 24, 1}}, {8, {4, 24}}}) {
+    TestGraph t = graph(base, strides);
+    auto p = compiler::lower_node(t.g, t.g.nodes.back(), ops::TargetInfo{});
+    EXPECT_FALSE(p.ok()) << base;
+  }
 }
 
 TEST(CompilerDataMovement, ConcatAndSplit) {
