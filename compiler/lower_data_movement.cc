@@ -103,22 +103,14 @@ Result<ir::Program> lower_transpose(const Graph& graph, const Node& node,
                                     const ops::TargetInfo& target) {
   std::vector<int64_t> in_shape = shape_of(graph, node.inputs.at(0));
   const int64_t rank = static_cast<int64_t>(in_shape.size());
-  std::vector<int64_t> perm(rank);
-  for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
-  perm = node.attr_ints("perm", perm);
-  std::vector<int64_t> sorted = perm;
-  std::sort(sorted.begin(), sorted.end());
-  for (int64_t i = 0; i < rank; ++i) {
-    if (static_cast<int64_t>(sorted.size()) != rank || sorted[i] != i) {
-      return inconsistent(node, "perm is not a permutation of the input's dimensions");
-    }
-  }
+  std::optional<std::vector<int64_t>> perm = transpose_perm(node, rank);
+  if (!perm) return inconsistent(node, "perm is not a permutation of the input's dimensions");
   std::vector<int64_t> expected;
-  for (int64_t p : perm) expected.push_back(in_shape[p]);
+  for (int64_t p : *perm) expected.push_back(in_shape[p]);
   KILN_RETURN_IF_ERROR(check_shape(node, expected, shape_of(graph, node.outputs.at(0))));
   ir::Buffer in = tensor_buffer(graph, node.inputs[0]), out = tensor_buffer(graph, node.outputs[0]);
   return make_program(kernel_name(node), {in}, {out},
-                      transpose_stmt(in, out, in_shape, perm, target));
+                      transpose_stmt(in, out, in_shape, *perm, target));
 }
 
 Result<ir::Program> lower_concat(const Graph& graph, const Node& node,
@@ -385,6 +377,19 @@ Result<ir::Program> lower_gather(const Graph& graph, const Node& node,
 }
 
 }  // namespace
+
+std::optional<std::vector<int64_t>> transpose_perm(const Node& node, int64_t rank) {
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
+  perm = node.attr_ints("perm", perm);
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < static_cast<int64_t>(sorted.size()); ++i) {
+    if (sorted[i] != i) return std::nullopt;
+  }
+  if (static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
+  return perm;
+}
 
 Result<SliceGeometry> slice_geometry(const Graph& graph, const Node& node) {
   std::vector<int64_t> in_shape = shape_of(graph, node.inputs.at(0));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -32,6 +33,10 @@ Result<ir::Program> lower_layernorm(const frontend::Graph& graph, const frontend
 // Transpose, Concat, Split, Slice, Pad, Gather, StridedCopy (lower_data_movement.cc).
 Result<ir::Program> lower_data_movement(const frontend::Graph& graph, const frontend::Node& node,
                                         const ops::TargetInfo& target);
+
+// A Transpose's perm (the dimensions reversed when it has none), or nullopt when it is not a
+// permutation of `rank` dimensions (lower_data_movement.cc).
+std::optional<std::vector<int64_t>> transpose_perm(const frontend::Node& node, int64_t rank);
 
 // What a Slice reads: its output's shape, the input element (row-major index) its first element
 // is, and for each output dimension how many input elements one step along it moves. From its

@@ -70,17 +70,12 @@ bool is_order_preserving_transpose(const frontend::Graph& graph, const frontend:
     return false;
   }
   const std::vector<int64_t>& shape = graph.tensor(node.inputs[0]).shape;
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  std::vector<int64_t> perm(rank);
-  for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
-  perm = node.attr_ints("perm", perm);
-  if (static_cast<int64_t>(perm.size()) != rank) return false;
-  std::vector<bool> seen(rank, false);
+  std::optional<std::vector<int64_t>> perm =
+      transpose_perm(node, static_cast<int64_t>(shape.size()));
+  if (!perm) return false;
   std::vector<int64_t> out_shape;
   int64_t last_moved = -1;  // the input dimension of more than one element placed last
-  for (int64_t p : perm) {
-    if (p < 0 || p >= rank || seen[p]) return false;
-    seen[p] = true;
+  for (int64_t p : *perm) {
     out_shape.push_back(shape[p]);
     if (shape[p] == 1) continue;
     if (p < last_moved) return false;

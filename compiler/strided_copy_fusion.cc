@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/graph_rewrite.h"
+#include "compiler/lowering_util.h"
 #include "compiler/lowerings.h"
 #include "compiler/op_lowering.h"
 
@@ -14,12 +15,6 @@ namespace {
 
 using frontend::Graph;
 using frontend::Node;
-
-int64_t product_of(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
 
 // A strided view of the Slice's input: element o of `shape` is input element
 // base + sum o_d * strides[d].
@@ -56,7 +51,7 @@ class ChainFinder {
     for (int64_t st : view.strides) {
       if (st < 0) return std::nullopt;
     }
-    if (product_of(view.shape) == 0) return std::nullopt;
+    if (product(view.shape) == 0) return std::nullopt;
     std::vector<size_t> chain = {slice};
     std::string tensor = s.outputs[0];
     while (true) {
@@ -78,17 +73,13 @@ class ChainFinder {
         continue;
       }
       if (n.op_type != "Transpose" || n.outputs.size() != 1) return std::nullopt;
-      const int64_t rank = static_cast<int64_t>(view.shape.size());
-      std::vector<int64_t> perm(rank);
-      for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
-      perm = n.attr_ints("perm", perm);
-      if (static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
+      // lower_transpose names a perm that is not a permutation.
+      std::optional<std::vector<int64_t>> perm =
+          transpose_perm(n, static_cast<int64_t>(view.shape.size()));
+      if (!perm) return std::nullopt;
       Strided out;
       out.base = view.base;
-      std::vector<bool> seen(rank, false);
-      for (int64_t p : perm) {
-        if (p < 0 || p >= rank || seen[p]) return std::nullopt;  // lower_transpose names it
-        seen[p] = true;
+      for (int64_t p : *perm) {
         out.shape.push_back(view.shape[p]);
         out.strides.push_back(view.strides[p]);
       }
@@ -108,7 +99,7 @@ class ChainFinder {
 std::optional<std::vector<int64_t>> reshape_strides(const std::vector<int64_t>& shape,
                                                     const std::vector<int64_t>& strides,
                                                     const std::vector<int64_t>& new_shape) {
-  if (product_of(shape) != product_of(new_shape) || product_of(shape) == 0) return std::nullopt;
+  if (product(shape) != product(new_shape) || product(shape) == 0) return std::nullopt;
   // Dimensions of one element say nothing of the layout.
   std::vector<int64_t> dims, steps;
   for (size_t i = 0; i < shape.size(); ++i) {
