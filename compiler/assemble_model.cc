@@ -52,10 +52,7 @@ Result<std::string> link_kernels(const KernelGraph& g, const Target& target, int
 }  // namespace
 
 Status assemble_model(KernelGraph g, const Target& target, int jobs, ModelArtifact* model) {
-  auto root = [&](int value) {
-    while (g.values[value].kind == ModelValueKind::kView) value = g.values[value].view_of;
-    return value;
-  };
+  auto root = [&](int value) { return resolve_view(g.values, value).value; };
 
   // Stage symbols are unique per kernel.
   for (size_t k = 0; k < g.kernels.size(); ++k) {
@@ -102,12 +99,16 @@ Status assemble_model(KernelGraph g, const Target& target, int jobs, ModelArtifa
       const ir::Stage& stage = kernel.program.stages[s];
       if (constant) {
         std::vector<float*> buffers(kernel.values.size(), nullptr);
-        for (int b : a.reads) buffers[b] = g.constant_data[root(kernel.values[b])].data();
+        for (int b : a.reads) {
+          const ViewRoot at = resolve_view(g.values, kernel.values[b]);
+          buffers[b] = g.constant_data[at.value].data() + at.offset;
+        }
         for (int b : a.writes) {
-          int v = root(kernel.values[b]);
-          g.constant_data[v].assign(std::max<int64_t>(1, g.values[v].num_elements()), 0.0f);
-          g.values[v].kind = ModelValueKind::kConstant;
-          buffers[b] = g.constant_data[v].data();
+          const ViewRoot at = resolve_view(g.values, kernel.values[b]);
+          g.constant_data[at.value].resize(std::max<int64_t>(1, g.values[at.value].num_elements()),
+                                           0.0f);
+          g.values[at.value].kind = ModelValueKind::kConstant;
+          buffers[b] = g.constant_data[at.value].data() + at.offset;
         }
         KILN_ASSIGN_OR_RETURN(kiln_stage_fn fn, so->stage(stage.name));
         fn(buffers.data(), default_thread_pool().api());

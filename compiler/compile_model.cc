@@ -13,6 +13,7 @@
 #include "common/check.h"
 #include "compiler/assemble_model.h"
 #include "compiler/batch_norm_folding.h"
+#include "compiler/concat_in_place.h"
 #include "compiler/elementwise.h"
 #include "compiler/layer_norm_fusion.h"
 #include "compiler/layout_candidates.h"
@@ -186,13 +187,15 @@ class ModelEmitter {
   // --- Values.
   Result<int> value_of(const std::string& tensor);
   Result<int> extra_input_value(const EpilogueInputs::Input& input);
+  // `tensor` (held packed) in NCHW{block}c of packed `shape`: its packed value, or a copy in
+  // that block, made once per tensor and block.
+  int repacked_value(const std::string& tensor, int64_t block, const std::vector<int64_t>& shape);
   int add_value(const std::string& name, const std::vector<int64_t>& shape, ModelValueKind kind);
   int add_constant(const std::string& name, const std::vector<int64_t>& shape,
                    std::vector<float> data);
   int produced_value(const std::string& tensor);
   int produced_packed(const std::string& tensor, const std::vector<int64_t>& packed_shape,
                       std::vector<Origin> origins);
-  int root(int value) const;
 
   // --- Partitioning and lowering.
   Status emit_node(size_t index);
@@ -283,11 +286,6 @@ int ModelEmitter::add_constant(const std::string& name, const std::vector<int64_
   return id;
 }
 
-int ModelEmitter::root(int value) const {
-  while (kg_.values[value].kind == ModelValueKind::kView) value = kg_.values[value].view_of;
-  return value;
-}
-
 Result<int> ModelEmitter::value_of(const std::string& tensor) {
   auto it = tensor_value_.find(tensor);
   if (it != tensor_value_.end()) return it->second;
@@ -343,21 +341,26 @@ int ModelEmitter::produced_packed(const std::string& tensor,
 
 Result<int> ModelEmitter::extra_input_value(const EpilogueInputs::Input& input) {
   if (input.block == 0) return value_of(input.tensor);
-  const Packed& packed = packed_.at(input.tensor);
-  if (packed.block == input.block) return packed.value;
+  return repacked_value(input.tensor, input.block, input.buffer->shape);
+}
+
+int ModelEmitter::repacked_value(const std::string& tensor, int64_t block,
+                                 const std::vector<int64_t>& shape) {
+  const Packed& packed = packed_.at(tensor);
+  if (packed.block == block) return packed.value;
   // NCHW{a}c -> NCHW{b}c, once per tensor and block.
-  auto [it, added] = repacked_.try_emplace({input.tensor, input.block}, -1);
+  auto [it, added] = repacked_.try_emplace({tensor, block}, -1);
   if (!added) return it->second;
   ir::Program repack =
       repack_program(ir::Buffer("in", kg_.values[packed.value].shape, ir::BufferScope::kArgument),
-                     ir::Buffer("out", input.buffer->shape, ir::BufferScope::kArgument),
-                     "repack" + std::to_string(input.block) + "_" + symbol_safe(input.tensor));
-  it->second = add_value(input.tensor + "/NCHW" + std::to_string(input.block) + "c",
-                         input.buffer->shape, ModelValueKind::kIntermediate);
+                     ir::Buffer("out", shape, ir::BufferScope::kArgument),
+                     "repack" + std::to_string(block) + "_" + symbol_safe(tensor));
+  it->second = add_value(tensor + "/NCHW" + std::to_string(block) + "c", shape,
+                         ModelValueKind::kIntermediate);
   ++layout_transforms_;
   add_kernel(std::move(repack), {packed.value, it->second},
-             "layout NCHW" + std::to_string(packed.block) + "c -> NCHW" +
-                 std::to_string(input.block) + "c of " + input.tensor);
+             "layout NCHW" + std::to_string(packed.block) + "c -> NCHW" + std::to_string(block) +
+                 "c of " + tensor);
   return it->second;
 }
 
@@ -759,7 +762,7 @@ Status ModelEmitter::emit_view(const Node& node) {
   KILN_ASSIGN_OR_RETURN(int in, value_of(node.inputs[0]));
   const std::string& out = node.outputs[0];
   int id = add_value(out, graph_.tensor(out).shape, ModelValueKind::kView);
-  kg_.values[id].view_of = root(in);
+  kg_.values[id].view_of = in;
   tensor_value_[out] = id;
   done_.insert(out);
   return Status::Ok();
@@ -897,13 +900,27 @@ std::set<std::string> ModelEmitter::packed_reads(const std::vector<std::string>&
 
 Status ModelEmitter::emit_packed_concat(const Node& node) {
   const std::optional<Packed> layout = packed_layout(node.outputs[0], node.inputs, &node);
-  const std::set<std::string> packed = packed_reads(node.inputs, *layout);
+  std::set<std::string> packed = packed_reads(node.inputs, *layout);
+  // An input held in another block is repacked into this one, not unpacked to NCHW: it can then
+  // be computed in place like the others (DenseNet's later layers write blocks of 16 into a
+  // block-32 stack), and the copy is made once, not by every later Concat.
+  std::set<std::string> repack;
+  for (const std::string& in : node.inputs) {
+    auto p = packed_.find(in);
+    if (!packed.count(in) && p != packed_.end() && !packed_reads({in}, p->second).empty()) {
+      repack.insert(in);
+    }
+  }
+  packed.insert(repack.begin(), repack.end());
   KILN_ASSIGN_OR_RETURN(ir::Program program,
                         lower_packed_concat(graph_, node, layout->block, packed, target_info_));
   std::vector<int> values;
-  for (const std::string& in : node.inputs) {
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const std::string& in = node.inputs[i];
     if (packed.count(in)) {
-      values.push_back(packed_.at(in).value);
+      values.push_back(repack.count(in)
+                           ? repacked_value(in, layout->block, program.buffers[i]->shape)
+                           : packed_.at(in).value);
       continue;
     }
     // An NCHW input is packed as it is copied.
@@ -911,8 +928,16 @@ Status ModelEmitter::emit_packed_concat(const Node& node) {
     KILN_ASSIGN_OR_RETURN(int v, value_of(in));
     values.push_back(v);
   }
-  values.push_back(
-      produced_packed(node.outputs[0], program.buffers.back()->shape, origins_of(node.inputs)));
+  const std::vector<int64_t>& out_shape = program.buffers.back()->shape;
+  const int out = produced_packed(node.outputs[0], out_shape, origins_of(node.inputs));
+  // With a batch of one, each packed input is one contiguous range of the output: computed in
+  // place where their storage allows it (compiler/concat_in_place.h), the Concat is no kernel.
+  if (out_shape[0] == 1 && packed.size() == node.inputs.size() &&
+      place_concat_inputs(kg_.values, values, out)) {
+    mark_done(node);
+    return Status::Ok();
+  }
+  values.push_back(out);
   add_kernel(std::move(program), std::move(values),
              node.describe() + " (NCHW" + std::to_string(layout->block) + "c)");
   mark_done(node);
@@ -969,8 +994,7 @@ Status ModelEmitter::emit_output_copies() {
     int out = add_value(name, graph_.tensor(name).shape, ModelValueKind::kOutput);
     tensor_value_[name] = out;
     int64_t n = std::max<int64_t>(1, product(graph_.tensor(name).shape));
-    add_kernel(copy_program(n, "copy_" + symbol_safe(name)), {root(v), out},
-               "copy to output " + name);
+    add_kernel(copy_program(n, "copy_" + symbol_safe(name)), {v, out}, "copy to output " + name);
   }
   return Status::Ok();
 }

@@ -47,11 +47,6 @@ Status CheckStepBuffers(const ModelArtifact& model, size_t s, const uint64_t* ta
   return Status::Ok();
 }
 
-int ResolveView(const ModelArtifact& model, int id) {
-  while (model.values[id].kind == ModelValueKind::kView) id = model.values[id].view_of;
-  return id;
-}
-
 }  // namespace
 
 int64_t TensorInfo::num_elements() const {
@@ -84,8 +79,12 @@ struct GraphExecutor::Impl {
 Status GraphExecutor::Impl::Plan() {
   const int num_values = static_cast<int>(model.values.size());
   const int num_steps = static_cast<int>(model.steps.size());
+  std::vector<ViewRoot> view_root(num_values);
   std::vector<int> root(num_values);
-  for (int id = 0; id < num_values; ++id) root[id] = ResolveView(model, id);
+  for (int id = 0; id < num_values; ++id) {
+    view_root[id] = resolve_view(model.values, id);
+    root[id] = view_root[id].value;
+  }
 
   // Liveness of intermediates: from the first step touching them (through any view) to the
   // last. Steps do not say which buffers they write, but a value is written before it is read,
@@ -163,7 +162,9 @@ Status GraphExecutor::Impl::Plan() {
       storage[id] = constants.get() + v.constant_offset;
     }
   }
-  for (int id = 0; id < num_values; ++id) storage[id] = storage[root[id]];
+  for (int id = 0; id < num_values; ++id) {
+    storage[id] = storage[root[id]] + view_root[id].offset;
+  }
 
   for (size_t s = 0; s < model.steps.size(); ++s) {
     // Every slot the stage's code reads a pointer from exists, null where it touches nothing.

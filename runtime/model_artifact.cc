@@ -87,6 +87,7 @@ json HeaderJson(const ModelArtifact& model) {
     if (v.kind == ModelValueKind::kConstant) j["constant_offset"] = v.constant_offset;
     if (v.dtype == ModelDType::kInt64) j["dtype"] = "int64";
     if (v.kind == ModelValueKind::kView) j["view_of"] = v.view_of;
+    if (v.kind == ModelValueKind::kView && v.view_offset != 0) j["view_offset"] = v.view_offset;
     values.push_back(std::move(j));
   }
   json steps = json::array();
@@ -120,7 +121,10 @@ Status HeaderFromJson(const json& h, ModelArtifact* model, const std::string& la
       return InvalidArgument(label + ": value '" + v.name + "' has unknown kind '" + kind + "'");
     }
     if (v.kind == ModelValueKind::kConstant) v.constant_offset = j.at("constant_offset");
-    if (v.kind == ModelValueKind::kView) v.view_of = j.at("view_of");
+    if (v.kind == ModelValueKind::kView) {
+      v.view_of = j.at("view_of");
+      v.view_offset = j.value("view_offset", int64_t{0});
+    }
     const std::string dtype = j.value("dtype", std::string("float32"));
     if (dtype == "int64") {
       v.dtype = ModelDType::kInt64;
@@ -220,10 +224,16 @@ Status validate_model(const ModelArtifact& model, const std::string& label) {
                                std::to_string(v.view_of) + ", not another of the " +
                                std::to_string(num_values) + " values");
       }
-      if (CheckedElements(model.values[v.view_of].shape) != n) {
+      const ModelValue& of = model.values[v.view_of];
+      const int64_t whole = CheckedElements(of.shape);
+      const bool partial = v.view_offset != 0 || n != whole;
+      if (v.view_offset < 0 || v.view_offset > whole || n > whole - v.view_offset ||
+          (partial && (v.dtype != ModelDType::kFloat32 || of.dtype != ModelDType::kFloat32))) {
         return InvalidArgument(label + ": view " + value_text(id) + " has " + std::to_string(n) +
-                               " elements but views " + value_text(v.view_of) + " of shape " +
-                               ShapeText(model.values[v.view_of].shape));
+                               " elements from offset " + std::to_string(v.view_offset) +
+                               " but views " + value_text(v.view_of) + " of shape " +
+                               ShapeText(of.shape) +
+                               (partial ? " (only float32 values have views of a part)" : ""));
       }
     }
   }
@@ -293,6 +303,15 @@ Status validate_model(const ModelArtifact& model, const std::string& label) {
   return Status::Ok();
 }
 
+ViewRoot resolve_view(const std::vector<ModelValue>& values, int id) {
+  ViewRoot at{id, 0};
+  while (values[at.value].kind == ModelValueKind::kView) {
+    at.offset += values[at.value].view_offset;
+    at.value = values[at.value].view_of;
+  }
+  return at;
+}
+
 std::string model_graph_json(const ModelArtifact& model) { return HeaderJson(model).dump(); }
 
 std::string serialize_model(const ModelArtifact& model) {
@@ -347,8 +366,9 @@ Result<ModelArtifact> parse_model(std::string_view bytes, const std::string& lab
   };
   uint64_t version = 0;
   KILN_RETURN_IF_ERROR(read_field(4, "format version", &version));
-  if (version != kModelFormatVersion) {
-    return invalid("format version " + std::to_string(version) + ", but this kiln reads version " +
+  if (version < kOldestModelFormatVersion || version > kModelFormatVersion) {
+    return invalid("format version " + std::to_string(version) + ", but this kiln reads versions " +
+                   std::to_string(kOldestModelFormatVersion) + " to " +
                    std::to_string(kModelFormatVersion) +
                    (version > kModelFormatVersion ? " (recompile the model with this kiln)" : ""));
   }

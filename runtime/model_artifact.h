@@ -26,14 +26,17 @@
 
 namespace kiln {
 
-inline constexpr uint32_t kModelFormatVersion = 1;
+// Version 2 added views at an offset (ModelValue::view_offset); version 1 files read as they are.
+inline constexpr uint32_t kModelFormatVersion = 2;
+inline constexpr uint32_t kOldestModelFormatVersion = 1;
 
 enum class ModelValueKind : uint8_t {
   kInput,         // set by the user (set_input) before run()
   kOutput,        // a graph output: written by a step, read back with get_output
   kConstant,      // data in the artifact's constants blob
   kIntermediate,  // written and read by steps; storage planned by liveness
-  kView,          // the same elements as value `view_of` under another shape (Reshape, ...)
+  kView,  // elements of value `view_of`'s storage from `view_offset` on, under its own shape:
+          // all of them reshaped (Reshape, ...), or an input's share of an in-place Concat
 };
 
 // Element types of values. Kernels compute in float32; int64 is for constants a graph returns as
@@ -45,7 +48,8 @@ struct ModelValue {
   std::vector<int64_t> shape;  // elements; {} is a scalar (1 element)
   ModelValueKind kind = ModelValueKind::kIntermediate;
   int64_t constant_offset = 0;  // kConstant: offset in floats into ModelArtifact::constants
-  int view_of = -1;             // kView: the value whose storage it shares (same element count)
+  int view_of = -1;             // kView: the value whose storage it shares
+  int64_t view_offset = 0;      // kView: its first element's index in view_of's elements
   ModelDType dtype = ModelDType::kFloat32;  // kInt64 only for constants
   int64_t num_elements() const;
   int64_t floats() const;  // floats of storage (int64: two per element)
@@ -79,10 +83,18 @@ struct ModelArtifact {
 
 // The header's consistency, as parse_model checks it (the executor checks it again, for models
 // assembled in memory): value ids in range (inputs, outputs, step buffers, views), shapes
-// positive, constants inside the blob, views of another value with the same element count and
-// no view cycles, graph inputs exactly the values of kind kInput, with distinct names.
+// positive, constants inside the blob, views inside another float32 value (an int64 one only
+// whole) and no view cycles, graph inputs exactly the values of kind kInput, with distinct names.
 // kInvalidArgument prefixed with `label`.
 Status validate_model(const ModelArtifact& model, const std::string& label);
+
+// Where value `id`'s elements live: the value with storage its chain of views ends at, and the
+// index of its first element there. REQUIRES: `values` has no view cycle (validate_model).
+struct ViewRoot {
+  int value = -1;
+  int64_t offset = 0;
+};
+ViewRoot resolve_view(const std::vector<ModelValue>& values, int id);
 
 std::string serialize_model(const ModelArtifact& model);
 // The header as JSON text: the graph (values, inputs, outputs, steps) and the target, without

@@ -19,6 +19,7 @@
 #include "runner/build_and_measure.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
+#include "tests/max_error.h"
 #include "tests/onnx_models.h"
 #include "tests/ops_test_util.h"
 
@@ -264,7 +265,7 @@ TEST(Conv2dRagged, AnUntunedModelRunsItsRaggedConvIntoTheNext) {
             }
           }
         }
-        err = std::max(err, std::abs(acc - y[k * 36 + p * 6 + q]));
+        err = testing::max_error(err, std::abs(acc - y[k * 36 + p * 6 + q]));
         scale = std::max(scale, std::abs(acc));
       }
     }

@@ -28,6 +28,7 @@
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
 #include "store/open_store.h"
+#include "tests/max_error.h"
 #include "tests/onnx_models.h"
 #include "tests/ops_test_util.h"
 #include "tests/run_kiln.h"
@@ -383,7 +384,7 @@ double max_relative_error(const std::vector<float>& got, const std::vector<float
   EXPECT_EQ(got.size(), want.size());
   double err = 0, scale = 0;
   for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
-    err = std::max(err, std::abs(static_cast<double>(got[i]) - want[i]));
+    err = testing::max_error(err, std::abs(static_cast<double>(got[i]) - want[i]));
     scale = std::max(scale, std::abs(static_cast<double>(want[i])));
   }
   return err / std::max(scale, 1e-30);

@@ -49,6 +49,7 @@ std::string ParseError(std::string_view bytes) {
 
 TEST(ModelArtifactTest, SerializeParseRoundTrip) {
   ModelArtifact m = hand_model(/*second_output=*/true);
+  m.values.push_back({"x_tail", {kN / 4}, ModelValueKind::kView, 0, 0, 3 * kN / 4});
   m.steps[1].config_source = "tuned";
   m.steps[1].flop = 12345;
   auto parsed = parse_model(serialize_model(m), "m.kiln");
@@ -63,6 +64,7 @@ TEST(ModelArtifactTest, SerializeParseRoundTrip) {
     EXPECT_EQ(parsed->values[i].kind, m.values[i].kind);
     EXPECT_EQ(parsed->values[i].constant_offset, m.values[i].constant_offset);
     EXPECT_EQ(parsed->values[i].view_of, m.values[i].view_of);
+    EXPECT_EQ(parsed->values[i].view_offset, m.values[i].view_offset);
   }
   EXPECT_EQ(parsed->inputs, m.inputs);
   EXPECT_EQ(parsed->outputs, m.outputs);
@@ -130,8 +132,12 @@ TEST(ModelArtifactTest, BadMagicAndFutureVersion) {
   std::string future = bytes;
   future[8] = static_cast<char>(kModelFormatVersion + 1);
   const std::string error = ParseError(future);
-  EXPECT_NE(error.find("format version 2"), std::string::npos) << error;
-  EXPECT_NE(error.find("reads version 1"), std::string::npos) << error;
+  EXPECT_NE(error.find("format version " + std::to_string(kModelFormatVersion + 1)),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("reads versions 1 to " + std::to_string(kModelFormatVersion)),
+            std::string::npos)
+      << error;
 }
 
 TEST(ModelArtifactTest, InconsistentHeadersAreRejected) {
@@ -163,12 +169,28 @@ TEST(ModelArtifactTest, InconsistentHeadersAreRejected) {
          m.values[3].shape = {1 << 30, 1 << 30, 1 << 30};
        },
        "the size reasonable"},
-      {"view size",
+      {"view larger than its value",
        [](ModelArtifact& m) {
-         m.values[8].shape = {16, 16};
+         m.values[8].shape = {64, 32};
        },
-       "has 256 elements"},
+       "has 2048 elements from offset 0"},
       {"view target", [](ModelArtifact& m) { m.values[8].view_of = 8; }, "views value id 8"},
+      {"view past the end",
+       [](ModelArtifact& m) {
+         m.values[8].shape = {kN / 2};
+         m.values[8].view_offset = kN / 2 + 1;
+       },
+       "has 512 elements from offset 513"},
+      {"negative view offset", [](ModelArtifact& m) { m.values[8].view_offset = -16; },
+       "from offset -16"},
+      {"part of an int64 constant",
+       [](ModelArtifact& m) {
+         m.values[1].dtype = ModelDType::kInt64;
+         m.values[1].shape = {4};
+         m.values[8].view_of = 1;
+         m.values[8].shape = {2};
+       },
+       "only float32 values have views of a part"},
       {"view cycle",
        [](ModelArtifact& m) {
          m.values[7].kind = ModelValueKind::kView;
@@ -211,6 +233,15 @@ std::string EditHeader(const std::string& from, const std::string& to) {
   EXPECT_NE(at, std::string::npos) << from;
   if (at != std::string::npos) bytes.replace(at, from.size(), to);
   return Reseal(bytes);
+}
+
+// Version 1 (before views at an offset) has the same header otherwise: its files still load.
+TEST(ModelArtifactTest, VersionOneFilesStillParse) {
+  std::string bytes = serialize_model(hand_model());
+  bytes[8] = 1;
+  auto parsed = parse_model(Reseal(bytes), "old.kiln");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->values.size(), hand_model().values.size());
 }
 
 TEST(ModelArtifactTest, MalformedHeadersPastTheChecksum) {
@@ -413,6 +444,22 @@ TEST(GraphExecutorTest, OutputViewOfAnInputNeedsNoStep) {
   ASSERT_TRUE(exec->set_input("x", x).ok());
   exec->run();
   ExpectSpanEq(exec->get_output(1), x);
+}
+
+// A view at an offset reads the elements from there on (an input of an in-place Concat).
+TEST(GraphExecutorTest, AViewAtAnOffsetStartsThere) {
+  ModelArtifact m = hand_model();
+  m.values.push_back({"x_tail", {kN / 4}, ModelValueKind::kView, 0, 0, 3 * kN / 4});    // 10
+  m.values.push_back({"x_tail_tail", {kN / 8}, ModelValueKind::kView, 0, 10, kN / 8});  // 11
+  m.outputs.push_back(10);
+  m.outputs.push_back(11);
+  auto exec = MakeExecutor(m);
+  ASSERT_NE(exec, nullptr);
+  const std::vector<float> x = hand_model_input();
+  ASSERT_TRUE(exec->set_input("x", x).ok());
+  exec->run();
+  ExpectSpanEq(exec->get_output(1), std::vector<float>(x.begin() + 3 * kN / 4, x.end()));
+  ExpectSpanEq(exec->get_output(2), std::vector<float>(x.begin() + 7 * kN / 8, x.end()));
 }
 
 TEST(GraphExecutorTest, RejectsBadInputs) {

@@ -20,6 +20,7 @@
 #include "runner/build_and_measure.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
+#include "tests/max_error.h"
 #include "tests/onnx_models.h"
 #include "tests/ops_test_util.h"
 
@@ -222,7 +223,7 @@ TEST(GroupConv2d, AModelWithAGroupedConvCompilesAndRuns) {
     for (int i = 0; i < 64; ++i) {
       double acc = b3[k];
       for (int c = 0; c < 24; ++c) acc += double(w3[k * 24 + c]) * r2[c * 64 + i];
-      err = std::max(err, std::abs(acc - y[k * 64 + i]));
+      err = testing::max_error(err, std::abs(acc - y[k * 64 + i]));
       scale = std::max(scale, std::abs(acc));
     }
   }

@@ -21,6 +21,7 @@
 #include "ops/registry.h"
 #include "runtime/graph_executor.h"
 #include "store/open_store.h"
+#include "tests/max_error.h"
 #include "tests/onnx_models.h"
 #include "tests/run_kiln.h"
 
@@ -42,7 +43,7 @@ std::vector<float> read_floats(const fs::path& path) {
 double relative_error(std::span<const float> y, const std::vector<float>& ref) {
   double err = 0, scale = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
-    err = std::max(err, std::abs(static_cast<double>(y[i]) - ref[i]));
+    err = testing::max_error(err, std::abs(static_cast<double>(y[i]) - ref[i]));
     scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
   }
   return err / scale;

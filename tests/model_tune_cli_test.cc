@@ -21,6 +21,7 @@
 #include "ops/registry.h"
 #include "store/open_store.h"
 #include "store/record_selection.h"
+#include "tests/max_error.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 
@@ -129,7 +130,7 @@ TEST_F(ModelTuneCli, KilledTwiceThenResumedEndsWithItsBudgetAndCompiles) {
   ref.read(reinterpret_cast<char*>(b.data()), 40);
   double err = 0, scale = 0;
   for (int i = 0; i < 10; ++i) {
-    err = std::max(err, std::abs(static_cast<double>(a[i]) - b[i]));
+    err = testing::max_error(err, std::abs(static_cast<double>(a[i]) - b[i]));
     scale = std::max(scale, std::abs(static_cast<double>(b[i])));
   }
   EXPECT_LE(err / scale, 1e-4);

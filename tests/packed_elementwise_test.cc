@@ -20,6 +20,7 @@
 #include "ops/registry.h"
 #include "runtime/graph_executor.h"
 #include "store/open_store.h"
+#include "tests/max_error.h"
 #include "tests/onnx_models.h"
 
 namespace kiln {
@@ -48,19 +49,21 @@ Tensor conv1x1(const Tensor& x, const Dims& d, const std::vector<float>& weight,
   return y;
 }
 
-// Runs the model on `threads` threads with input x and expects its output within 1e-5 of `ref`,
-// relative to ref's largest magnitude.
+// Runs the model on `threads` threads with input x, over an arena full of NaN (a read of memory
+// no step wrote, or of one value's bytes overwritten by another's, carries one through), and
+// expects its output within 1e-5 of `ref`, relative to ref's largest magnitude.
 void expect_output(const ModelArtifact& artifact, int threads, const std::vector<float>& x,
                    const Tensor& ref) {
   auto exec = GraphExecutor::create(artifact, threads, "packed_between_convs");
   ASSERT_TRUE(exec.ok()) << exec.status().message();
   ASSERT_TRUE((*exec)->set_input("x", x).ok());
+  std::fill((*exec)->arena().begin(), (*exec)->arena().end(), std::nanf(""));
   (*exec)->run();
   std::span<const float> y = (*exec)->get_output(0);
   ASSERT_EQ(y.size(), ref.size());
   double err = 0, scale = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
-    err = std::max(err, std::abs(y[i] - ref[i]));
+    err = testing::max_error(err, std::abs(y[i] - ref[i]));
     scale = std::max(scale, std::abs(ref[i]));
   }
   EXPECT_LT(err / scale, 1e-5) << threads << " thread(s)";
@@ -236,6 +239,61 @@ TEST_P(PackedBetweenConvs, ChannelsOutsideTheBlockStayExact) {
   cs.h = 5;
   cs.w = 9;
   run(cs, false);
+}
+
+// A DenseNet block: p = Conv(x); f1 = Conv(Relu(p)); cat1 = Concat(p, f1);
+// f2 = Conv(Relu(cat1)); cat2 = Concat(p, f1, f2); y = Conv(cat2). Both Concats are computed in
+// place (compiler/concat_in_place.h): no Concat kernel, the convs write into one storage, and
+// the output is exact.
+TEST_P(PackedBetweenConvs, DenseBlockConcatsAreComputedInPlace) {
+  Result<Target> target = builder::parse_target(GetParam());
+  ASSERT_TRUE(target.ok()) << target.status().message();
+  if (!builder::runs_on_host(*target).ok()) GTEST_SKIP() << GetParam() << " does not run here";
+  const int64_t c = 32, g = 32, k_out = 16, h = 6, w = 7, hw = h * w;
+  std::mt19937 rng(11);
+  auto random = [&](size_t n) { return random_floats(rng, n); };
+  std::vector<float> x = random(c * hw), w0 = random(g * c), w1 = random(g * g),
+                     w2 = random(g * 2 * g), w3 = random(k_out * 3 * g);
+  testing::OnnxModel m;
+  m.input("x", {1, c, h, w});
+  m.floats("W0", {g, c, 1, 1}, w0);
+  m.floats("W1", {g, g, 1, 1}, w1);
+  m.floats("W2", {g, 2 * g, 1, 1}, w2);
+  m.floats("W3", {k_out, 3 * g, 1, 1}, w3);
+  m.node("Conv", {"x", "W0"}, {"p"});
+  m.node("Relu", {"p"}, {"r1"});
+  m.node("Conv", {"r1", "W1"}, {"f1"});
+  testing::OnnxModel::attr(m.node("Concat", {"p", "f1"}, {"cat1"}), "axis", int64_t{1});
+  m.node("Relu", {"cat1"}, {"r2"});
+  m.node("Conv", {"r2", "W2"}, {"f2"});
+  testing::OnnxModel::attr(m.node("Concat", {"p", "f1", "f2"}, {"cat2"}), "axis", int64_t{1});
+  m.node("Conv", {"cat2", "W3"}, {"y"});
+  m.output("y");
+  Result<frontend::Graph> graph = frontend::import_onnx(m.write("dense_block"));
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  compiler::CompileOptions options;
+  options.target = GetParam();
+  Result<ModelArtifact> artifact = compiler::compile_model(*graph, options, nullptr);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  for (const ModelStep& s : artifact->steps) {
+    EXPECT_EQ(s.label.find("Concat"), std::string::npos) << s.label;
+  }
+  int placed = 0;
+  for (const ModelValue& v : artifact->values) placed += v.kind == ModelValueKind::kView;
+  EXPECT_GE(placed, 3) << "p, f1 and cat1 in cat2's storage";
+
+  Tensor xd(x.begin(), x.end()), relu_p(c * hw);
+  Tensor p = conv1x1(xd, {c, h, w}, w0, g);
+  for (size_t i = 0; i < p.size(); ++i) relu_p[i] = std::max(0.0, p[i]);
+  Tensor f1 = conv1x1(relu_p, {g, h, w}, w1, g);
+  Tensor cat = p;
+  cat.insert(cat.end(), f1.begin(), f1.end());
+  Tensor relu_cat(cat.size());
+  for (size_t i = 0; i < cat.size(); ++i) relu_cat[i] = std::max(0.0, cat[i]);
+  Tensor f2 = conv1x1(relu_cat, {2 * g, h, w}, w2, g);
+  cat.insert(cat.end(), f2.begin(), f2.end());
+  Tensor ref = conv1x1(cat, {3 * g, h, w}, w3, k_out);
+  for (int threads : {1, 2}) expect_output(*artifact, threads, x, ref);
 }
 
 // A record of the first valid config of conv2d_NCHWc.x86 for `w` that reads its data in block

@@ -20,6 +20,7 @@
 #include "ops/registry.h"
 #include "store/open_store.h"
 #include "store/store.h"
+#include "tests/max_error.h"
 #include "tests/run_kiln.h"
 #include "tests/temp_dir.h"
 
@@ -76,7 +77,7 @@ std::vector<float> read_floats(const fs::path& path) {
 double relative_error(const std::vector<float>& y, const std::vector<float>& ref) {
   double err = 0, scale = 0;
   for (size_t i = 0; i < ref.size() && i < y.size(); ++i) {
-    err = std::max(err, std::abs(static_cast<double>(y[i]) - ref[i]));
+    err = testing::max_error(err, std::abs(static_cast<double>(y[i]) - ref[i]));
     scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
   }
   return y.size() == ref.size() ? err / scale : 1e9;
