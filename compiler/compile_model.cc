@@ -206,6 +206,15 @@ class ModelEmitter {
   Status emit_tunable(size_t index, const ops::Workload& workload);
   Status emit_elementwise(size_t index);
   Status emit_lowered(const Node& node);
+  // A strided copy (compiler/strided_copy_fusion.h) whose output only a MatMul reads, as its
+  // second operand, waits for that MatMul: a batch_matmul kernel takes that operand transposed,
+  // and the copy can write it so (operand) instead of a second copy transposing it. Returns
+  // whether the node waits.
+  bool defer_strided_copy(size_t index);
+  // Deferred strided copy `node` writing its output with the last two dimensions swapped: a new
+  // value of `shape` (the operand's, its batch flattened), named for the MatMul `label`.
+  Result<int> emit_transposed_copy(const Node& node, const std::vector<int64_t>& shape,
+                                   const std::string& label);
   Status emit_packed_pool(const Node& node);
   Status emit_packed_concat(const Node& node);
   // The packed layout an elementwise group or a Concat writing `output` keeps: that of the first of
@@ -257,6 +266,8 @@ class ModelEmitter {
   std::map<std::string, std::vector<size_t>> consumers_;
   std::vector<bool> fused_;
   std::set<std::string> done_;  // tensors computed before the next kernel runs
+  // Strided copies waiting for their MatMul (defer_strided_copy): output tensor -> node index.
+  std::map<std::string, size_t> deferred_copies_;
   std::map<std::pair<std::string, std::string>, CompiledTask> tasks_;
   int fused_nodes_ = 0;
   int layout_transforms_ = 0;
@@ -289,6 +300,13 @@ int ModelEmitter::add_constant(const std::string& name, const std::vector<int64_
 Result<int> ModelEmitter::value_of(const std::string& tensor) {
   auto it = tensor_value_.find(tensor);
   if (it != tensor_value_.end()) return it->second;
+  if (auto deferred = deferred_copies_.find(tensor); deferred != deferred_copies_.end()) {
+    // Read as it is after all: the copy as the graph has it.
+    const Node& node = graph_.nodes[deferred->second];
+    deferred_copies_.erase(deferred);
+    KILN_RETURN_IF_ERROR(emit_lowered(node));
+    return tensor_value_.at(tensor);
+  }
   const frontend::Tensor& t = graph_.tensor(tensor);
   auto packed = packed_.find(tensor);
   if (packed != packed_.end()) {
@@ -557,6 +575,13 @@ Result<int> ModelEmitter::operand(const std::string& tensor, const std::vector<i
     shape = transpose ? std::vector<int64_t>{shape[0], 1} : std::vector<int64_t>{1, shape[0]};
   std::vector<int64_t> own_batch(shape.begin(), shape.end() - 2);
   while (own_batch.size() < batch.size()) own_batch.insert(own_batch.begin(), 1);
+  if (auto deferred = deferred_copies_.find(tensor);
+      deferred != deferred_copies_.end() && transpose && own_batch == batch) {
+    const Node& node = graph_.nodes[deferred->second];
+    deferred_copies_.erase(deferred);
+    return emit_transposed_copy(node, {product(batch), shape.back(), shape[shape.size() - 2]},
+                                label);
+  }
   KILN_ASSIGN_OR_RETURN(int in, value_of(tensor));
   if (!transpose && own_batch == batch) return in;
   ir::Program program =
@@ -857,6 +882,52 @@ Status ModelEmitter::emit_lowered(const Node& node) {
   return Status::Ok();
 }
 
+bool ModelEmitter::defer_strided_copy(size_t index) {
+  const Node& node = graph_.nodes[index];
+  if (node.op_type != kStridedCopyOp || node.outputs.size() != 1) return false;
+  const std::string& out = node.outputs[0];
+  auto readers = consumers_.find(out);
+  if (graph_outputs_.count(out) || graph_.tensor(out).shape.size() < 2 ||
+      readers == consumers_.end() || readers->second.size() != 1) {
+    return false;
+  }
+  const Node& reader = graph_.nodes[readers->second[0]];
+  if (reader.op_type != "MatMul" || reader.inputs.size() != 2 || reader.inputs[1] != out ||
+      reader.inputs[0] == out) {
+    return false;
+  }
+  deferred_copies_[out] = index;
+  done_.insert(out);  // computed whenever it is read (value_of, operand)
+  return true;
+}
+
+Result<int> ModelEmitter::emit_transposed_copy(const Node& node, const std::vector<int64_t>& shape,
+                                               const std::string& label) {
+  const std::string& tensor = node.outputs[0];
+  const std::vector<int64_t>& dims = graph_.tensor(tensor).shape;
+  const size_t rank = dims.size();
+  Node transposed = node;
+  transposed.outputs[0] = tensor + "/transposed";
+  std::vector<int64_t> strides = node.attr_ints("strides", {});
+  if (strides.size() != rank) {
+    return InvalidArgument(node.describe() + ": " + std::to_string(strides.size()) +
+                           " strides for an output of " + std::to_string(rank) + " dimensions");
+  }
+  std::swap(strides[rank - 1], strides[rank - 2]);
+  transposed.attrs["strides"] = strides;
+  frontend::Tensor t = graph_.tensor(tensor);
+  t.name = transposed.outputs[0];
+  std::swap(t.shape[rank - 1], t.shape[rank - 2]);
+  graph_.tensors[t.name] = t;
+  KILN_ASSIGN_OR_RETURN(ir::Program program, lower_node(graph_, transposed, target_info_));
+  KILN_ASSIGN_OR_RETURN(int in, value_of(node.inputs[0]));
+  int out = add_value(label + "/operand " + tensor, shape, ModelValueKind::kIntermediate);
+  // No template in the label: a copy, not a tuned kernel (cli/step_kind.h).
+  add_kernel(std::move(program), {in, out},
+             node.describe() + " (written transposed for its MatMul)");
+  return out;
+}
+
 Status ModelEmitter::emit_packed_pool(const Node& node) {
   const Packed in = packed_.at(node.inputs[0]);
   KILN_ASSIGN_OR_RETURN(ir::Program program,
@@ -957,6 +1028,7 @@ Status ModelEmitter::emit_node(size_t index) {
   }
   // A Pad of zeros (DenseNet's transitions export one before each AveragePool) is its input.
   if (is_identity_pad(graph_, node)) return emit_identity(node);
+  if (defer_strided_copy(index)) return Status::Ok();
   // A Transpose that moves only dimensions of one element (BERT's [1, s, d] <-> [s, 1, d]) keeps
   // its input's elements in order: a view, unless the input is packed (NCHW[b]c), where the
   // dimensions do not say the order of the elements.

@@ -110,5 +110,61 @@ TEST(StridedCopyFusion, ASliceReadTwiceIsLeftAsItIs) {
   EXPECT_TRUE(Any(labels, "Slice"));
 }
 
+// Attention over two heads of 4: x [6, 1, 24] holds Q, K and V side by side; scores =
+// Q K^T ([2, 6, 6]) and out = scores V ([2, 6, 4]), K^T and V cut out by strided copies. The
+// batch_matmul kernels read their second operand transposed, so those copies write it so: no
+// operand step transposes what a copy just wrote.
+TEST(StridedCopyFusion, ACopyAMatMulReadsTransposedIsWrittenTransposed) {
+  testing::OnnxModel m;
+  m.input("x", {6, 1, 24});
+  m.ints("shape", {3}, {6, 2, 4});
+  m.ints("axes", {1}, {2});
+  const char* names[] = {"q", "k", "v"};
+  for (int64_t part = 0; part < 3; ++part) {
+    const std::string n = names[part];
+    m.ints(n + "_starts", {1}, {8 * part});
+    m.ints(n + "_ends", {1}, {8 * part + 8});
+    m.node("Slice", {"x", n + "_starts", n + "_ends", "axes"}, {n + "_s"});
+    m.node("Reshape", {n + "_s", "shape"}, {n + "_r"});
+    testing::OnnxModel::attr(m.node("Transpose", {n + "_r"}, {n}), "perm",
+                             part == 1 ? Dims{1, 2, 0} : Dims{1, 0, 2});
+  }
+  m.node("MatMul", {"q", "k"}, {"scores"});
+  m.node("MatMul", {"scores", "v"}, {"out"});
+  m.output("out");
+  std::optional<testing::CompiledOnnx> compiled = testing::compile_onnx(m, "attention_copies");
+  ASSERT_TRUE(compiled);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(6 * 24);
+  for (float& v : x) v = u(rng);
+  ASSERT_TRUE(compiled->exec->set_input("x", x).ok());
+  compiled->exec->run();
+  std::span<const float> out = compiled->exec->get_output(0);
+  ASSERT_EQ(out.size(), 48u);
+  auto at = [&](int64_t part, int64_t h, int64_t s, int64_t d) {
+    return static_cast<double>(x[s * 24 + 8 * part + 4 * h + d]);
+  };
+  for (int64_t h = 0; h < 2; ++h) {
+    for (int64_t i = 0; i < 6; ++i) {
+      for (int64_t d = 0; d < 4; ++d) {
+        double want = 0;
+        for (int64_t j = 0; j < 6; ++j) {
+          double score = 0;
+          for (int64_t e = 0; e < 4; ++e) score += at(0, h, i, e) * at(1, h, j, e);
+          want += score * at(2, h, j, d);
+        }
+        EXPECT_NEAR(out[(h * 6 + i) * 4 + d], want, 1e-4) << h << " " << i << " " << d;
+      }
+    }
+  }
+  int transposed = 0;
+  for (const ModelStep& step : compiled->artifact.steps) {
+    EXPECT_EQ(step.label.find("(operand "), std::string::npos) << step.label;
+    transposed += step.label.find("(written transposed for its MatMul)") != std::string::npos;
+  }
+  EXPECT_EQ(transposed, 2) << "K^T and V";
+}
+
 }  // namespace
 }  // namespace kiln
