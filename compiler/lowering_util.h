@@ -79,8 +79,8 @@ ir::Stmt parallel_rows(
 enum class Combine { kSum, kMax };
 
 // dst[dst_index] = init combined with value(col) for every col in [0, width): SIMD partial
-// results in a local buffer (several vectors wide, for independent chains), combined in lane
-// order at the end. `value` must be straight-line.
+// results in a local buffer (several vectors wide, for independent chains), folded in halves at
+// the end. `value` must be straight-line.
 ir::Stmt row_reduce(Combine combine, int64_t width, const ops::TargetInfo& target,
                     const std::function<ir::Expr(const ir::Expr& col)>& value,
                     const ir::Buffer& dst, const ir::Expr& dst_index, const ir::Expr& init);
