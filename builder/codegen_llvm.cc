@@ -128,7 +128,12 @@ class CodeGen {
     llvm::MDBuilder md(ctx_);
     llvm::MDNode* domain = md.createAliasScopeDomain("kiln.buffers");
     std::vector<llvm::Metadata*> scopes;
-    for (const ir::BufferNode* b : all) scopes.push_back(md.createAliasScope(b->name, domain));
+    // Anonymous (distinct) scopes: createAliasScope uniques a scope by its name, so two buffers
+    // of one name (each row_reduce allocates an "acc") would share a scope and each access would
+    // declare that it does not alias its own buffer.
+    for (const ir::BufferNode* b : all) {
+      scopes.push_back(md.createAnonymousAliasScope(domain, b->name));
+    }
     for (size_t i = 0; i < all.size(); ++i) {
       std::vector<llvm::Metadata*> others;
       for (size_t j = 0; j < all.size(); ++j) {

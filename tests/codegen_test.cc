@@ -2,6 +2,7 @@
 // loop kinds ask for; and reject what it cannot compile with an error, not a crash.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 
 #include "builder/build.h"
@@ -10,6 +11,7 @@
 #include "ir/printer.h"
 #include "runtime/artifact.h"
 #include "runtime/thread_pool.h"
+#include "tests/max_error.h"
 
 namespace kiln {
 namespace {
@@ -47,7 +49,8 @@ double compiled_vs_interpreted(const Program& program, int threads = 1) {
   double diff = 0;
   for (size_t i = 0; i < compiled.size(); ++i) {
     for (size_t j = 0; j < compiled[i].size(); ++j) {
-      diff = std::max(diff, static_cast<double>(std::fabs(compiled[i][j] - interpreted[i][j])));
+      diff = testing::max_error(diff,
+                                static_cast<double>(std::fabs(compiled[i][j] - interpreted[i][j])));
     }
   }
   return diff;
@@ -187,6 +190,39 @@ TEST(Codegen, UnsafeVectorizationStaysSerial) {
       {For(j, 16, LoopKind::kVectorized, Store(out, {0}, out.load({0}) + a.load({j}))),
        For(j, 16, LoopKind::kVectorized, Store(shifted, {j + 1}, shifted.load({j}) * f32(0.5)))});
   EXPECT_LT(compiled_vs_interpreted(one_stage({a, out, shifted}, body)), 1e-5);
+}
+
+// Two local buffers of one name (each row reduction of a LayerNorm allocates an "acc"), each
+// folded onto itself in halves (acc[h] += acc[h + upper]). Each buffer has its own alias scope:
+// when the scope was uniqued by name, both shared one, every access declared that it did not
+// alias its own buffer, and LLVM's reordering left NaN in the sums (rows of 10, 20 and 60).
+TEST(Codegen, LocalBuffersOfOneNameHaveTheirOwnAliasScopes) {
+  for (int64_t n : {5, 10, 20, 60}) {
+    const int64_t rows = 6;
+    Buffer a("a", {rows, n}, BufferScope::kArgument);
+    Buffer out("out", {rows, 2}, BufferScope::kArgument);
+    Expr row = var("row");
+    auto folded_sum = [&](int64_t column, const std::function<Expr(const Expr&)>& value) {
+      Buffer acc("acc", {n}, BufferScope::kLocal);
+      Expr v = var("v");
+      std::vector<Stmt> parts = {For(v, n, LoopKind::kVectorized, Store(acc, {v}, value(v)))};
+      for (int64_t m = n; m > 1;) {
+        const int64_t half = m / 2, upper = m - half;
+        Expr h = var("h");
+        parts.push_back(For(h, half, LoopKind::kVectorized,
+                            Store(acc, {h}, acc.load({h}) + acc.load({h + Expr(upper)}))));
+        m = upper;
+      }
+      parts.push_back(Store(out, {row, Expr(column)}, acc.load({Expr(int64_t{0})})));
+      return Allocate(acc, Seq(std::move(parts)));
+    };
+    Stmt sum = folded_sum(0, [&](const Expr& c) { return a.load({row, c}); });
+    Stmt squares = folded_sum(1, [&](const Expr& c) {
+      return a.load({row, c}) * a.load({row, c});
+    });
+    Stmt body = For(row, rows, LoopKind::kParallel, Seq({sum, squares}));
+    EXPECT_LT(compiled_vs_interpreted(one_stage({a, out}, body)), 1e-4) << n;
+  }
 }
 
 TEST(Codegen, RejectsOversizedLocalBuffersAndUnboundVariables) {
