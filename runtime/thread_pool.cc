@@ -201,6 +201,9 @@ bool ThreadPool::RunChunks(uint32_t generation) {
     const kiln_parallel_body body = job_.body.load(std::memory_order_relaxed);
     void* const closure = job_.closure.load(std::memory_order_relaxed);
     const int64_t n = job_.n.load(std::memory_order_relaxed);
+    // Pairs with the dispatcher's release fence: a field read above that a new dispatch wrote
+    // makes the claim below see that dispatch's closing of the old generation, and fail.
+    std::atomic_thread_fence(std::memory_order_acquire);
     if (!job_.claim.compare_exchange_weak(claim, claim + 1, std::memory_order_acquire,
                                           std::memory_order_acquire)) {
       continue;
@@ -250,6 +253,13 @@ void ThreadPool::parallel_for(int64_t n, kiln_parallel_body body, void* closure)
   // Every chunk of the previous dispatch is done, so no worker reads the fields now (a late one
   // may read them, but its claim, tagged with an old generation, fails).
   const uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  // Close the previous generation before its fields change: a worker still in RunChunks of it
+  // has read its claim, may read a field of this dispatch (a larger chunk count lets an index
+  // past the old count pass its check) and would then claim a chunk of this loop under the old
+  // generation, run it and count it after done_ is reset, so that done_ overshoots and the
+  // caller waits forever (seen: done_ 9 of 8 chunks, `kiln bench --threads 2 --profile`).
+  job_.claim.store(Claim(generation, 0), std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
   job_.body.store(body, std::memory_order_relaxed);
   job_.closure.store(closure, std::memory_order_relaxed);
   job_.n.store(n, std::memory_order_relaxed);

@@ -293,6 +293,26 @@ TEST(ThreadPoolTest, LateWorkersNeverMixUpLoops) {
   }
 }
 
+// Loops of 3 and of 64 iterations in turn (3 and 8 chunks on two threads): a worker finishing
+// the small loop's last chunk must not take a chunk of the large one under the small loop's
+// generation (which ran that chunk twice and counted it once too often, so that the caller
+// waited forever for a count it had passed).
+TEST(ThreadPoolTest, AWorkerLeavingALoopNeverClaimsAChunkOfTheNextOne) {
+  ThreadPool pool(2);
+  std::vector<int64_t> small(3), large(64);
+  for (int iter = 0; iter < 100000; ++iter) {
+    std::vector<int64_t>& out = iter % 2 == 0 ? small : large;
+    std::fill(out.begin(), out.end(), 0);
+    std::atomic<int> calls{0};
+    FillClosure closure{&out, &calls};
+    pool.parallel_for(static_cast<int64_t>(out.size()), &FillBody, &closure);
+    for (size_t i = 0; i < out.size(); ++i) {
+      ASSERT_EQ(out[i], static_cast<int64_t>(i) + 1) << "iteration " << iter << " index " << i;
+    }
+    ASSERT_EQ(calls.load(), ExpectedChunks(static_cast<int64_t>(out.size()), 2));
+  }
+}
+
 TEST(ThreadPoolTest, CallerRunsChunkZeroAndSingleThreadPoolStartsNoThreads) {
   struct Closure {
     std::thread::id caller = std::this_thread::get_id();
