@@ -274,14 +274,13 @@ TEST(ThreadPoolTest, AWorkerThatNeverWakesDoesNotHoldUpTheLoop) {
   }
 }
 
-// Many threads on few cores wake late, often after the loop they were woken for is over; a late
-// worker must never run a chunk of a later loop with the earlier loop's body or range.
-TEST(ThreadPoolTest, LateWorkersNeverMixUpLoops) {
-  ThreadPool pool(8);
-  std::vector<int64_t> a(64), b(61);
-  for (int iter = 0; iter < 3000; ++iter) {
-    const bool first = iter % 2 == 0;
-    std::vector<int64_t>& out = first ? a : b;
+// Loops of `a` and of `b` iterations in turn, `iterations` times, on a pool of `threads`: every
+// index is filled exactly once by the loop it belongs to, in the expected number of chunks.
+void ExpectAlternatingLoopsFillEachIndexOnce(int threads, size_t a, size_t b, int iterations) {
+  ThreadPool pool(threads);
+  std::vector<int64_t> first(a), second(b);
+  for (int iter = 0; iter < iterations; ++iter) {
+    std::vector<int64_t>& out = iter % 2 == 0 ? first : second;
     std::fill(out.begin(), out.end(), 0);
     std::atomic<int> calls{0};
     FillClosure closure{&out, &calls};
@@ -289,8 +288,14 @@ TEST(ThreadPoolTest, LateWorkersNeverMixUpLoops) {
     for (size_t i = 0; i < out.size(); ++i) {
       ASSERT_EQ(out[i], static_cast<int64_t>(i) + 1) << "iteration " << iter << " index " << i;
     }
-    ASSERT_EQ(calls.load(), ExpectedChunks(static_cast<int64_t>(out.size()), 8));
+    ASSERT_EQ(calls.load(), ExpectedChunks(static_cast<int64_t>(out.size()), threads));
   }
+}
+
+// Many threads on few cores wake late, often after the loop they were woken for is over; a late
+// worker must never run a chunk of a later loop with the earlier loop's body or range.
+TEST(ThreadPoolTest, LateWorkersNeverMixUpLoops) {
+  ExpectAlternatingLoopsFillEachIndexOnce(8, 64, 61, 3000);
 }
 
 // Loops of 3 and of 64 iterations in turn (3 and 8 chunks on two threads): a worker finishing
@@ -298,19 +303,7 @@ TEST(ThreadPoolTest, LateWorkersNeverMixUpLoops) {
 // generation (which ran that chunk twice and counted it once too often, so that the caller
 // waited forever for a count it had passed).
 TEST(ThreadPoolTest, AWorkerLeavingALoopNeverClaimsAChunkOfTheNextOne) {
-  ThreadPool pool(2);
-  std::vector<int64_t> small(3), large(64);
-  for (int iter = 0; iter < 100000; ++iter) {
-    std::vector<int64_t>& out = iter % 2 == 0 ? small : large;
-    std::fill(out.begin(), out.end(), 0);
-    std::atomic<int> calls{0};
-    FillClosure closure{&out, &calls};
-    pool.parallel_for(static_cast<int64_t>(out.size()), &FillBody, &closure);
-    for (size_t i = 0; i < out.size(); ++i) {
-      ASSERT_EQ(out[i], static_cast<int64_t>(i) + 1) << "iteration " << iter << " index " << i;
-    }
-    ASSERT_EQ(calls.load(), ExpectedChunks(static_cast<int64_t>(out.size()), 2));
-  }
+  ExpectAlternatingLoopsFillEachIndexOnce(2, 3, 64, 100000);
 }
 
 TEST(ThreadPoolTest, CallerRunsChunkZeroAndSingleThreadPoolStartsNoThreads) {
