@@ -17,9 +17,10 @@
 // writes an NCHW output (activation_blocks' out = 0), which the layout planner counts.
 //
 // Untuned, compile uses it where its default config's modelled throughput beats conv2d_NCHWc's
-// default by kPreferredMargin (preferred_untuned), i.e. where TVM's blocks leave a third of the
-// lanes or more empty: 1000 channels on AVX-512 (10-lane blocks), a prime count on any target;
-// not 1001 (13 lanes of 16, 7 of 8), 72 (12 of 16) or 24.
+// default by kPreferredMargin (preferred_untuned), i.e. where the dividing blocks of the default
+// (ops::channel_block: at most two vectors, the fewest idle lanes) leave a third of the lanes or
+// more empty: a prime count on any target; not 1000 on AVX-512 (25-lane blocks, 78 % used),
+// 1001 (13 lanes of 16, 7 of 8), 72 (24 of 32) or 24.
 #include <algorithm>
 #include <string>
 #include <utility>

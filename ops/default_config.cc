@@ -54,10 +54,14 @@ int64_t vectors_of(int64_t lanes, const TargetInfo& target) {
 
 int64_t channel_block(int64_t channels, int64_t max_vectors, const TargetInfo& target) {
   const int64_t simd = std::max(1, target.simd_lanes);
-  for (int64_t v = max_vectors; v >= 1; --v) {
-    if (channels % (v * simd) == 0) return v * simd;
+  // Lanes in use times the block's lanes, compared exactly: a / (va * simd) > b / (vb * simd).
+  int64_t best = 1;
+  for (int64_t d = 2; d <= std::max<int64_t>(1, max_vectors) * simd && d <= channels; ++d) {
+    if (channels % d != 0) continue;
+    const int64_t lhs = d * vectors_of(best, target), rhs = best * vectors_of(d, target);
+    if (lhs >= rhs) best = d;  // a higher lane use, or the same with more channels per broadcast
   }
-  return largest_divisor_at_most(channels, simd);
+  return best;
 }
 
 std::vector<int64_t> split_inner_factors(const Knob& knob) {

@@ -214,5 +214,28 @@ TEST(DefaultConfig, TileEfficiencyRefusesSpillingTiles) {
   EXPECT_LT(ops::tile_efficiency(latency_bound, avx2), 0.5);
 }
 
+// Channel counts the vector width does not divide (MnasNet's 24, 40, 72, 120 on 16 lanes) get
+// the block of at most two vectors with the fewest idle lanes, not the largest divisor of one
+// vector (40 -> 10 used a vector at 62.5 % and broadcast each input twice as often as 20 does).
+TEST(DefaultConfig, ChannelBlocksLeaveTheFewestLanesIdle) {
+  const ops::TargetInfo avx2 = describe(kTargets[0]).template_info();
+  const ops::TargetInfo avx512 = describe(kTargets[1]).template_info();
+  ASSERT_EQ(avx2.simd_lanes, 8);
+  ASSERT_EQ(avx512.simd_lanes, 16);
+  const std::vector<std::tuple<int64_t, int64_t, int64_t>> zmm = {
+      // channels, max vectors, block
+      {64, 2, 32},   {48, 2, 16}, {40, 2, 20}, {72, 2, 24}, {24, 2, 24},   {120, 2, 30},
+      {1000, 2, 25}, {3, 2, 3},   {1, 2, 1},   {40, 1, 10}, {1001, 2, 13}, {64, 1, 16}};
+  for (const auto& [channels, vectors, block] : zmm) {
+    EXPECT_EQ(ops::channel_block(channels, vectors, avx512), block) << channels << " " << vectors;
+  }
+  // Every count that is a multiple of eight keeps whole ymm vectors on AVX2.
+  const std::vector<std::tuple<int64_t, int64_t, int64_t>> ymm = {
+      {40, 2, 8}, {72, 2, 8}, {24, 2, 8}, {64, 2, 16}, {1000, 2, 8}, {120, 2, 8}, {3, 2, 3}};
+  for (const auto& [channels, vectors, block] : ymm) {
+    EXPECT_EQ(ops::channel_block(channels, vectors, avx2), block) << channels << " " << vectors;
+  }
+}
+
 }  // namespace
 }  // namespace kiln
