@@ -211,6 +211,39 @@ int64_t block_weight_bytes(const Geometry& g, bool depthwise, int64_t oc_bn) {
   return (depthwise ? 1 : g.c) * g.r * g.s * oc_bn * 4;
 }
 
+namespace {
+
+// Tiles of `tile` outputs (stride apart in the input, `taps` taps `dilation` apart) over `outputs`
+// outputs whose input window leaves [0, extent) after `pad`: the tiles that pad a window.
+int64_t border_tiles(int64_t outputs, int64_t tile, int64_t stride, int64_t taps, int64_t dilation,
+                     int64_t pad, int64_t extent) {
+  const int64_t window = (tile - 1) * stride + (taps - 1) * dilation + 1;
+  int64_t border = 0;
+  for (int64_t start = 0; start < outputs; start += tile) {
+    const int64_t first = start * stride - pad;
+    border += first < 0 || first + window > extent ? 1 : 0;
+  }
+  return border;
+}
+
+}  // namespace
+
+double border_window_share(const Geometry& g, int64_t reg_n, int64_t oh_factor) {
+  const int64_t col_tiles = ceil_div(g.q, reg_n), row_tiles = ceil_div(g.p, oh_factor);
+  const int64_t inner_cols =
+      col_tiles - border_tiles(g.q, reg_n, g.stride_w, g.s, g.dilation, g.pad_w, g.w);
+  const int64_t inner_rows =
+      row_tiles - border_tiles(g.p, oh_factor, g.stride_h, g.r, g.dilation, g.pad_h, g.h);
+  const double border = 1.0 - static_cast<double>(inner_cols * inner_rows) /
+                                  static_cast<double>(col_tiles * row_tiles);
+  // Per lane vector: the tile's FMAs at two a cycle against one cycle per window vector copied.
+  const double fma_cycles = static_cast<double>(oh_factor * reg_n * g.r * g.s) / 2.0;
+  const double copy_cycles =
+      static_cast<double>(((oh_factor - 1) * g.stride_h + (g.r - 1) * g.dilation + 1) *
+                          ((reg_n - 1) * g.stride_w + (g.s - 1) * g.dilation + 1));
+  return fma_cycles / (fma_cycles + border * copy_cycles);
+}
+
 DefaultTile register_tile(const Geometry& g, bool depthwise, const ActivationBlocks& blocks,
                           int64_t ow, const std::vector<int64_t>& reg_factors, int64_t oh,
                           const std::vector<int64_t>& oh_factors, const TargetInfo& target) {
@@ -239,6 +272,7 @@ DefaultTile register_tile(const Geometry& g, bool depthwise, const ActivationBlo
       tile.useful = lane_use * static_cast<double>(ow) /
                     static_cast<double>(ceil_div(ow, reg) * reg) * static_cast<double>(oh) /
                     static_cast<double>(ceil_div(oh, ohf) * ohf);
+      if (depthwise) tile.useful *= border_window_share(g, reg, ohf);
       if (chooser.offer(tile)) {
         best.reg_n = reg;
         best.oh_factor = ohf;

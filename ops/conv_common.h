@@ -140,6 +140,14 @@ DefaultTile default_tile(const Geometry& g, bool depthwise, int64_t ow,
 DefaultTile register_tile(const Geometry& g, bool depthwise, const ActivationBlocks& blocks,
                           int64_t ow, const std::vector<int64_t>& reg_factors, int64_t oh,
                           const std::vector<int64_t>& oh_factors, const TargetInfo& target);
+// The share of a depthwise conv's time its FMAs take when its border tiles (those whose input
+// window crosses the padding) first copy their window, padded (window_reduction), as the
+// default tile models it: a tile of reg_n x oh_factor outputs does R * S FMAs per output per lane
+// vector, two a cycle, and copying its window costs a cycle per window element. A depthwise conv
+// has no channel reduction to spread the copy over, so wide tiles lose: MnasNet's 72-channel 3x3
+// on 56x56 ran 1.7x slower in tiles of 14 columns (half of them padding a window) than of 4.
+// Direct convolutions are not discounted (their copy is a small share of their FMAs).
+double border_window_share(const Geometry& g, int64_t reg_n, int64_t oh_factor);
 // Bytes of the weights one block of oc_bn output channels reads.
 int64_t block_weight_bytes(const Geometry& g, bool depthwise, int64_t oc_bn);
 
