@@ -54,7 +54,7 @@ int64_t vectors_of(int64_t lanes, const TargetInfo& target) {
 
 int64_t channel_block(int64_t channels, int64_t max_vectors, const TargetInfo& target) {
   const int64_t simd = std::max(1, target.simd_lanes);
-  // Lanes in use times the block's lanes, compared exactly: a / (va * simd) > b / (vb * simd).
+  // The lane use of d, d / (vectors_of(d) * simd), against best's, cross-multiplied (exact).
   int64_t best = 1;
   for (int64_t d = 2; d <= std::max<int64_t>(1, max_vectors) * simd && d <= channels; ++d) {
     if (channels % d != 0) continue;

@@ -68,9 +68,10 @@ int64_t vectors_of(int64_t lanes, const TargetInfo& target);
 
 // The divisor of `channels` of at most max_vectors vectors whose vectors leave the fewest lanes
 // idle, the largest of those: v whole vectors where some divide (the most such), else a block
-// with a partial vector (40 channels on 16 lanes: 20, two vectors 62.5 % used, not 10, one vector
-// as used, twice the broadcasts per FMA; 72: 24; 120: 30). Where the vector width divides the
-// channels (every ISA's usual case) this is the largest whole-vector block.
+// with a partial vector. 40 channels on 16 lanes take 20 (two vectors, 62.5 % of their lanes
+// used) rather than 10 (one vector, as much used, but each input broadcast for half as many
+// FMAs); 72 take 24, 120 take 30. Where the vector width divides the channels (every ISA's usual
+// case) this is the largest whole-vector block.
 int64_t channel_block(int64_t channels, int64_t max_vectors, const TargetInfo& target);
 
 // The inner factors size[-1] the entities of a 2-way split knob offer, ascending, each once.
