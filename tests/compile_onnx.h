@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "compiler/compile_model.h"
 #include "frontend/onnx_import.h"
@@ -35,6 +38,20 @@ inline std::optional<CompiledOnnx> compile_onnx(const OnnxModel& model, const st
   EXPECT_TRUE(exec.ok()) << exec.status().message();
   if (!exec.ok()) return std::nullopt;
   return CompiledOnnx{std::move(artifact).value(), std::move(exec).value()};
+}
+
+// Runs `exec` once on `count` values drawn uniformly from [-1, 1) with `seed` as its input
+// `input`, and returns them; a test failure says when the executor refuses the input.
+inline std::vector<float> run_on_random_input(GraphExecutor& exec, const std::string& input,
+                                              int64_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(count);
+  for (float& v : x) v = u(rng);
+  Status status = exec.set_input(input, x);
+  EXPECT_TRUE(status.ok()) << status.message();
+  exec.run();
+  return x;
 }
 
 }  // namespace kiln::testing

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -58,12 +57,7 @@ std::vector<std::string> CompileAndCheck(bool second_reader, const std::string& 
   if (!compiled) return {};
   GraphExecutor* exec = compiled->exec.get();
   const ModelArtifact* artifact = &compiled->artifact;
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> x(6 * 24);
-  for (float& v : x) v = u(rng);
-  EXPECT_TRUE(exec->set_input("x", x).ok());
-  exec->run();
+  const std::vector<float> x = testing::run_on_random_input(*exec, "x", 6 * 24, 7);
   // y[h][s][d] = relu(x[s][0][8 + 4 h + d])
   std::span<const float> y = exec->get_output(0);
   EXPECT_EQ(y.size(), 48u);
@@ -134,12 +128,7 @@ TEST(StridedCopyFusion, ACopyAMatMulReadsTransposedIsWrittenTransposed) {
   m.output("out");
   std::optional<testing::CompiledOnnx> compiled = testing::compile_onnx(m, "attention_copies");
   ASSERT_TRUE(compiled);
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> x(6 * 24);
-  for (float& v : x) v = u(rng);
-  ASSERT_TRUE(compiled->exec->set_input("x", x).ok());
-  compiled->exec->run();
+  const std::vector<float> x = testing::run_on_random_input(*compiled->exec, "x", 6 * 24, 5);
   std::span<const float> out = compiled->exec->get_output(0);
   ASSERT_EQ(out.size(), 48u);
   auto at = [&](int64_t part, int64_t h, int64_t s, int64_t d) {

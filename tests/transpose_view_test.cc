@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -29,12 +28,7 @@ std::vector<std::string> CompileAndCheck(const std::vector<int64_t>& perm,
   if (!compiled) return {};
   GraphExecutor* exec = compiled->exec.get();
   const ModelArtifact* artifact = &compiled->artifact;
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> x(32);
-  for (float& v : x) v = u(rng);
-  EXPECT_TRUE(exec->set_input("x", x).ok());
-  exec->run();
+  const std::vector<float> x = testing::run_on_random_input(*exec, "x", 32, 5);
   std::span<const float> y = exec->get_output(0);
   EXPECT_EQ(y.size(), x.size());
   // Element (i0, i1, i2) of y reads x at the coordinates perm sends them to.
