@@ -276,6 +276,7 @@ DefaultTile register_tile(const Geometry& g, bool depthwise, const ActivationBlo
       if (chooser.offer(tile)) {
         best.reg_n = reg;
         best.oh_factor = ohf;
+        best.accumulators = tile.accumulators;
         best.efficiency = tile_efficiency(tile, target);
       }
     }

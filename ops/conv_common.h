@@ -130,7 +130,8 @@ struct DefaultTile {
   ActivationBlocks blocks;
   int64_t reg_n = 1;
   int64_t oh_factor = 1;
-  double efficiency = 0;  // the chosen tile's modelled share of the FMA peak (tile_efficiency)
+  double efficiency = 0;     // the chosen tile's modelled share of the FMA peak (tile_efficiency)
+  int64_t accumulators = 0;  // the vector accumulators one step of the tile keeps
 };
 DefaultTile default_tile(const Geometry& g, bool depthwise, int64_t ow,
                          const std::vector<int64_t>& reg_factors, int64_t oh,

@@ -115,11 +115,8 @@ class DepthwiseConv2dNchwcTemplate final : public Template {
     conv::DefaultTile tile = conv::default_tile(
         g, true, g.q, split_inner_factors(*space.find_knob("tile_ow")), 1, {1}, target);
     const int64_t bn = tile.blocks.out;
-    const int64_t accumulators =
-        tile.reg_n *
-        vectors_of(conv::depthwise_lane_block(conv::Tiling{bn, tile.reg_n, 1}, target), target);
     const bool unroll =
-        2 * accumulators <= target.vector_registers && (g.r * g.s <= 9 || tile.reg_n < g.q);
+        2 * tile.accumulators <= target.vector_registers && (g.r * g.s <= 9 || tile.reg_n < g.q);
     Result<ConfigEntity> config = space.make_config({{"tile_ic", SplitEntity{{g.c / bn, bn}}},
                                                      {"tile_oc", SplitEntity{{g.c / bn, bn}}},
                                                      {"tile_ow", two_way_split(g.q, tile.reg_n)},

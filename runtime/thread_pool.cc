@@ -250,11 +250,10 @@ void ThreadPool::parallel_for(int64_t n, kiln_parallel_body body, void* closure)
   }
   const int64_t chunks = std::min<int64_t>(n, threads * kChunksPerThread);
 
-  // Every chunk of the previous dispatch is done, so no worker reads the fields now (a late one
-  // may read them, but its claim, tagged with an old generation, fails).
   const uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
-  // Close the previous generation before its fields change: a worker still in RunChunks of it
-  // has read its claim, may read a field of this dispatch (a larger chunk count lets an index
+  // Every chunk of the previous dispatch is done, but a late worker may still be in RunChunks
+  // of it. Close its generation before the fields change: such a worker has read its claim, may
+  // read a field of this dispatch (a larger chunk count lets an index
   // past the old count pass its check) and would then claim a chunk of this loop under the old
   // generation, run it and count it after done_ is reset, so that done_ overshoots and the
   // caller waits forever (seen: done_ 9 of 8 chunks, `kiln bench --threads 2 --profile`).
