@@ -30,6 +30,7 @@
 #include "frontend/supported_ops.h"
 #include "frontend/workload_mapping.h"
 #include "ir/passes/fuse_epilogue.h"
+#include "ops/conv_common.h"
 #include "ops/registry.h"
 #include "store/store.h"
 
@@ -653,8 +654,10 @@ Status ModelEmitter::emit_tunable(size_t index, const ops::Workload& workload) {
   const std::string source(config_source_name(choice.source));
   const double flop = choice.tmpl->flop(choice.workload);
   if (packed) {
-    // The kernel's data packing converts when its blocks are not the producer's (or NCHW).
-    if (blocks && blocks->in != layout.data_block) ++layout_transforms_;
+    // The kernel converts when its block is not the producer's (or NCHW), unless it reads the
+    // producer's block of several of its chunks where they lie.
+    const bool reads_wider_block = layout.data_block > 0 && !ops::conv::packs_data(program);
+    if (blocks && blocks->in != layout.data_block && !reads_wider_block) ++layout_transforms_;
   }
 
   NodeBinder binder(*this, node, layout, label);

@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include "ops/conv_common.h"
+
 namespace kiln::compiler {
 
 namespace {
@@ -16,12 +18,20 @@ int64_t read_block(const PlanEdge& e, const PlanCandidate& c) {
   return e.use == EdgeUse::kData ? c.in_block : c.out_block;
 }
 
+// Whether the consumer reads the producer's output as it is, with no transform: in its own
+// block, or (a conv reading its data in place) in a block of several of its chunks.
+bool read_as_is(const PlanEdge& e, int64_t from, int64_t to) {
+  if (from == to) return true;
+  return e.use == EdgeUse::kData && e.in_place &&
+         ops::conv::reads_chunks_in_place(from, to, e.own_chunks);
+}
+
 // Transform seconds on `e` with the producer at candidate cp and the consumer at cc.
 double edge_cost(const std::vector<PlanNode>& nodes, const PlanEdge& e, const TransformCost& cost,
                  int cp, int cc) {
   int64_t from = nodes[e.producer].candidates[cp].out_block;
   int64_t to = read_block(e, nodes[e.consumer].candidates[cc]);
-  if (from == to) return 0;
+  if (read_as_is(e, from, to)) return 0;
   // A mismatched epilogue read goes through a copy of the producer's output in the block the
   // consumer writes (an NCHW copy where either side is NCHW).
   if (e.use == EdgeUse::kEpilogue) return cost(e.shape, from, from > 0 ? to : 0, true);
@@ -30,8 +40,8 @@ double edge_cost(const std::vector<PlanNode>& nodes, const PlanEdge& e, const Tr
 
 bool blocks_differ(const std::vector<PlanNode>& nodes, const PlanEdge& e,
                    const std::vector<int>& choice) {
-  return nodes[e.producer].candidates[choice[e.producer]].out_block !=
-         read_block(e, nodes[e.consumer].candidates[choice[e.consumer]]);
+  return !read_as_is(e, nodes[e.producer].candidates[choice[e.producer]].out_block,
+                     read_block(e, nodes[e.consumer].candidates[choice[e.consumer]]));
 }
 
 }  // namespace

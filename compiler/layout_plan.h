@@ -62,8 +62,12 @@ struct PlanEdge {
   // The consumer reads data in its own block in place (no packing stage of its own: a conv
   // without padding, or one whose border tiles pad their windows), so a conversion on this kData
   // edge is a whole copy, not the extra a packing the consumer runs anyway takes over a plain
-  // copy.
+  // copy; and a producer block that is a multiple of the consumer's is read as it is where
+  // ops::conv::reads_chunks_in_place allows, no conversion at all.
   bool in_place = false;
+  // The consumer reads only its own chunks of the data (a group or depthwise conv): for
+  // reads_chunks_in_place.
+  bool own_chunks = false;
 };
 
 // Seconds to convert an NCHW-shaped tensor from NCHW[from]c to NCHW[to]c (0: plain NCHW); only

@@ -26,7 +26,8 @@ Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
                             const store::RecordChoice& choice, CompileReport* report,
                             UntunedConfigs* untuned) {
   std::vector<std::vector<ConvCandidate>> candidates;
-  std::vector<bool> in_place;  // per node: reads_data_in_place of its first candidate
+  std::vector<bool> in_place;    // per node: reads_data_in_place of its first candidate
+  std::vector<bool> own_chunks;  // per node: a group or depthwise conv (PlanEdge::own_chunks)
   std::vector<PlanNode> nodes;
   std::map<size_t, int> plan_index;
   bool any_choice = false;
@@ -41,13 +42,15 @@ Result<ConvPlan> plan_convs(const ConvStructure& structure, store::Store* store,
     plan_index[conv.node] = static_cast<int>(nodes.size());
     nodes.push_back(std::move(n));
     in_place.push_back(reads_data_in_place(cands.front(), info));
+    own_chunks.push_back(conv.workload.op == "group_conv2d" ||
+                         conv.workload.op == "depthwise_conv2d");
     candidates.push_back(std::move(cands));
   }
   std::vector<PlanEdge> edges;
   for (const auto& [key, shape] : structure.uses) {
     const int consumer = plan_index.at(std::get<1>(key));
-    edges.push_back(
-        {plan_index.at(std::get<0>(key)), consumer, std::get<2>(key), shape, in_place[consumer]});
+    edges.push_back({plan_index.at(std::get<0>(key)), consumer, std::get<2>(key), shape,
+                     in_place[consumer], own_chunks[consumer]});
   }
 
   // Transform costs: measured on this machine when there is a choice to make.

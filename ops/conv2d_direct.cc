@@ -109,7 +109,7 @@ DirectConv conv2d_direct(const Geometry& g, int64_t ic_bn, const Conv2dTile& til
   direct.kernel_vec_shape = {oc_chunks(g, t), group_c / ic_bn, g.r, g.s, ic_bn, t.oc_bn};
   direct.ic_bn = ic_bn;
   direct.tiling = t;
-  if (g.groups == 1) direct.tile_inputs = TileInputs::kAll;
+  direct.tile_inputs = g.groups == 1 ? TileInputs::kAll : TileInputs::kOwnGroup;
   direct.pack_weight = [g, ic_bn, t](const ir::Buffer& weight, const ir::Buffer& kernel_vec) {
     return pack_weight(g, ic_bn, t, weight, kernel_vec);
   };

@@ -130,13 +130,15 @@ class Conv2dFlatTemplate final : public conv::Conv2dVariant {
     const conv::DirectConv direct =
         conv::conv2d_direct(g, ic_bn, conv::Conv2dTile{conv::Tiling{oc_bn, 1, 1}, false});
     Buffer kernel_vec("kernel_vec", direct.kernel_vec_shape, BufferScope::kWorkspace);
-    // Data in another layout is packed to NCHW{ic_bn}c first (nothing to pad: pad 0, and every
-    // pixel a tile reads is inside the data).
-    const bool in_place = layout.data_block == ic_bn;
+    // Data in ic_bn blocks or blocks of several of them is read in place; in any other layout it
+    // is packed to NCHW{ic_bn}c first (nothing to pad: pad 0, and every pixel a tile reads is
+    // inside the data).
+    const bool in_place = conv::reads_chunks_in_place(layout.data_block, ic_bn, false);
     conv::TiledShape unpadded;
     unpadded.h_pad = g.h;
     unpadded.w_pad = g.w;
     Buffer data_vec = in_place ? data : conv::packed_data_buffer(g, unpadded, ic_bn);
+    const conv::DataLoad load_data = conv::chunk_load(data_vec, ic_bn);
 
     Expr f = ir::var("n_occ_px");
     std::vector<Expr> fused = conv::unfuse(f, {g.n, oc_chunks, split.tiles});
@@ -152,8 +154,7 @@ class Conv2dFlatTemplate final : public conv::Conv2dVariant {
       tile.k_inner = ic_bn;
       tile.row_block = count;
       tile.a = [&](const Expr& y, const Expr& chunk, const Expr& lane) {
-        return data_vec.load(
-            {n, chunk, row(y) * Expr(g.stride_h), col(y) * Expr(g.stride_w), lane});
+        return load_data(n, chunk, row(y) * Expr(g.stride_h), col(y) * Expr(g.stride_w), lane);
       };
       tile.b = [&](const Expr& chunk, const Expr& lane, const Expr& x) {
         return kernel_vec.load({occ, chunk, 0, 0, lane, x});

@@ -430,12 +430,19 @@ ir::Buffer output_buffer(const Geometry& g, int64_t oc_bn, const ActivationLayou
 
 Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const ir::Buffer& bias,
              const ir::Buffer& output, const ir::Buffer& rows,
-             const std::function<Stmt(const Tile&)>& reduction, bool packed_output) {
+             const std::function<Stmt(const Tile&)>& reduction, bool packed_output,
+             bool rows_outer) {
   TiledShape ts = tiled_shape(g, t);
   const int64_t chunks = oc_chunks(g, t);
   int64_t row_floats = t.oh_factor * ts.q_pad * t.oc_bn;
   Expr f = ir::var("n_occ_oh"), owc = ir::var("owc");
-  std::vector<Expr> fused = unfuse(f, {g.n, chunks, ts.oh_chunks});
+  std::vector<Expr> fused;  // n, oc_chunk, oh_chunk
+  if (rows_outer) {
+    fused = unfuse(f, {g.n, ts.oh_chunks, chunks});
+    std::swap(fused[1], fused[2]);
+  } else {
+    fused = unfuse(f, {g.n, chunks, ts.oh_chunks});
+  }
   Expr oh_chunk0 = fused[2] * Expr(t.oh_factor);
   // An accumulator over the stack cap is computed sub-tile by sub-tile (serial loops over
   // blocks of rows, columns and lanes); each output still sums its terms in the same order.
@@ -530,14 +537,27 @@ Stmt compute(const Geometry& g, const Tiling& t, const TargetInfo& target, const
   return ir::For(f, g.n * chunks * ts.oh_chunks, LoopKind::kParallel, body);
 }
 
-namespace {
-
-DataLoad buffer_load(const ir::Buffer& data_vec) {
-  return
-      [data_vec](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x, const Expr& lane) {
-        return data_vec.load({n, chunk, h, x, lane});
-      };
+bool reads_chunks_in_place(int64_t data_block, int64_t ic_bn, bool own_chunks) {
+  if (data_block <= 0 || ic_bn <= 0 || data_block % ic_bn != 0) return false;
+  return data_block == ic_bn || own_chunks || ic_bn % kCacheLineFloats == 0;
 }
+
+DataLoad chunk_load(const ir::Buffer& data, int64_t ic_bn) {
+  const int64_t block = data->shape.at(4);
+  if (block == ic_bn) {
+    return
+        [data](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x, const Expr& lane) {
+          return data.load({n, chunk, h, x, lane});
+        };
+  }
+  return [data, ic_bn, block](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x,
+                              const Expr& lane) {
+    Expr c0 = chunk * Expr(ic_bn);  // the chunk's first channel: a multiple of ic_bn
+    return data.load({n, c0 / Expr(block), h, x, c0 % Expr(block) + lane});
+  };
+}
+
+namespace {
 
 // A border tile's window: the input rows and columns one tile reads, of the channels it reads,
 // zero where they fall in the padding or past the data; [chunks, rows, cols, lanes].
@@ -550,8 +570,10 @@ Window window_of(const Geometry& g, const Tiling& st, TileInputs inputs, int64_t
   Window w;
   w.rows = (st.oh_factor - 1) * g.stride_h + (g.r - 1) * g.dilation + 1;
   w.cols = (st.reg_n - 1) * g.stride_w + (g.s - 1) * g.dilation + 1;
-  w.chunks = inputs == TileInputs::kAll ? g.c / ic_bn : 1;
-  w.lanes = inputs == TileInputs::kAll ? ic_bn : st.oc_bn;
+  w.chunks = inputs == TileInputs::kAll        ? g.c / ic_bn
+             : inputs == TileInputs::kOwnGroup ? g.c / g.groups / ic_bn
+                                               : 1;
+  w.lanes = inputs == TileInputs::kOwnLanes ? st.oc_bn : ic_bn;
   return w;
 }
 
@@ -571,11 +593,16 @@ Stmt window_reduction(const Geometry& g, const DirectConv& conv, const Tile& til
     return source(n, chunk, h - Expr(g.pad_h), x - Expr(g.pad_w), lane);
   };
 
-  // Which chunks and lanes the window holds: every chunk, or the tile's own lanes (kOwnLanes:
-  // input channels oc_chunk * oc_bn + lane0 on, inside one chunk as ic_bn % oc_bn == 0).
+  // Which chunks and lanes the window holds, from chunk0 and lane0 on: every chunk; the chunks
+  // of the tile's group (kOwnGroup: its output channel's group times the chunks of a group); or
+  // the tile's own lanes (kOwnLanes: input channels oc_chunk * oc_bn + lane0 on, inside one
+  // chunk as ic_bn % oc_bn == 0).
   const bool own_lanes = conv.tile_inputs == TileInputs::kOwnLanes;
   Expr c0 = tile.oc_chunk * Expr(conv.tiling.oc_bn) + tile.lane0;
-  Expr chunk0 = own_lanes ? c0 / Expr(conv.ic_bn) : Expr(0);
+  const bool own_group = conv.tile_inputs == TileInputs::kOwnGroup;
+  Expr chunk0 = own_lanes   ? c0 / Expr(conv.ic_bn)
+                : own_group ? c0 / Expr(g.k / g.groups) * Expr(w.chunks)
+                            : Expr(0);
   Expr lane0 = own_lanes ? c0 % Expr(conv.ic_bn) : Expr(0);
 
   ir::Buffer window("window", {w.chunks, w.rows, w.cols, w.lanes}, ir::BufferScope::kLocal);
@@ -593,8 +620,8 @@ Stmt window_reduction(const Geometry& g, const DirectConv& conv, const Tile& til
   DataLoad from_window = [&](const Expr&, const Expr& chunk, const Expr& hp, const Expr& xp,
                              const Expr& lane) {
     // hp, xp count from the padding's first row and column: h0 + pad_h there. A kOwnLanes
-    // reduction reads chunk0 only.
-    return window.load({own_lanes ? Expr(0) : chunk, hp - (h0 + Expr(g.pad_h)),
+    // reduction reads chunk0 only, a kOwnGroup one its group's chunks from chunk0 on.
+    return window.load({own_lanes ? Expr(0) : chunk - chunk0, hp - (h0 + Expr(g.pad_h)),
                         xp - (x0 + Expr(g.pad_w)), lane - lane0});
   };
   Stmt padded = ir::Seq({copy, conv.reduction(tile, from_window, kernel_vec)});
@@ -624,19 +651,23 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
   ir::Buffer weight("weight", conv.weight_shape, ir::BufferScope::kArgument);
   ir::Buffer bias("bias", {g.k}, ir::BufferScope::kArgument);
   ir::Buffer output = output_buffer(g, t.oc_bn, layout);
-  // Data that arrives in the kernel's own block with no padding to add (pad 0, and every row and
-  // column the tiles read inside it) is the packed workspace already: the compute stage reads it
-  // in place, with no copy (1x1 convs between packed neighbours, the most of MobileNet's). Where
+  // Data that arrives in the kernel's own block, or in a block of several of its chunks, with no
+  // padding to add (pad 0, and every row and column the tiles read inside it) is the packed
+  // workspace already: the compute stage reads it in place, with no copy (1x1 convs between
+  // packed neighbours, the most of MobileNet's; a group conv's group-wide chunks). Where
   // the kernel pads, a reduction whose tile inputs are described still reads it in place: its
   // border tiles pad a copy of their window (window_reduction), a fraction of the memory traffic
   // of a padded copy of the whole input. Under a packed layout (a compiled model's kernel) so is
-  // NCHW data, when every input channel's row is read (kAll: the stem conv of a CNN). The default
-  // layout keeps AutoTVM's program: data packed, then the timed compute.
+  // NCHW data, when every input channel's row is read (kAll, kOwnGroup: the stem conv of a CNN,
+  // a group conv after an NCHW operator). The default layout keeps AutoTVM's program: data
+  // packed, then the timed compute.
+  const bool own_chunks =
+      conv.tile_inputs == TileInputs::kOwnGroup || conv.tile_inputs == TileInputs::kOwnLanes;
   DataLoad source;
-  if (layout.data_block == conv.ic_bn) {
-    source = buffer_load(data);
+  if (reads_chunks_in_place(layout.data_block, conv.ic_bn, own_chunks)) {
+    source = chunk_load(data, conv.ic_bn);
   } else if (layout.data_block == 0 && !layout.is_default() &&
-             conv.tile_inputs == TileInputs::kAll) {
+             (conv.tile_inputs == TileInputs::kAll || conv.tile_inputs == TileInputs::kOwnGroup)) {
     const int64_t ic_bn = conv.ic_bn;
     source = [data, ic_bn](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x,
                            const Expr& lane) {
@@ -648,6 +679,9 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
       source && !nothing_to_pad && conv.tile_inputs != TileInputs::kUndescribed &&
       window_of(g, fitted_tiling(t), conv.tile_inputs, conv.ic_bn).floats() <= kMaxWindowFloats;
   const bool in_place = source && (nothing_to_pad || windows);
+  // A reader of its own chunks in a wider block runs its tiles row by row across the chunks
+  // (reads_chunks_in_place).
+  const bool rows_outer = in_place && own_chunks && layout.data_block != conv.ic_bn;
   ir::Buffer data_vec = in_place ? ir::Buffer() : packed_data_buffer(g, ts, conv.ic_bn);
   ir::Buffer kernel_vec("kernel_vec", conv.kernel_vec_shape, ir::BufferScope::kWorkspace);
   ir::Buffer rows = row_workspace(g, t, layout.packed_output);
@@ -678,12 +712,13 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
   program.num_outputs = 1;
   auto reduction = [&](const Tile& tile) {
     if (windows) return window_reduction(g, conv, tile, source, kernel_vec);
-    return conv.reduction(tile, in_place ? source : buffer_load(data_vec), kernel_vec);
+    return conv.reduction(tile, in_place ? source : chunk_load(data_vec, conv.ic_bn), kernel_vec);
   };
   program.stages = {
       {conv.name + "_pack_weight", pack_weight, false},
       {conv.name + "_compute",
-       compute(g, t, target, bias_vec, output, rows, reduction, layout.packed_output), true}};
+       compute(g, t, target, bias_vec, output, rows, reduction, layout.packed_output, rows_outer),
+       true}};
   if (!in_place) {
     program.stages.insert(
         program.stages.begin(),

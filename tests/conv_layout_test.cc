@@ -325,14 +325,15 @@ INSTANTIATE_TEST_SUITE_P(
 // workspace, the same sums. With nothing to pad (1x1, pad 0, the tiles inside the input) it is
 // read where it is; where the conv pads, the tiles on the border read a zero-padded copy of their
 // window: interior and border tiles, tail tiles past the output, stride 2, 5x5 and 7x7 windows,
-// batch 2, a depthwise block that is a multiple of the output block. Under a packed layout NCHW
-// data is read in place by a conv of one group (a CNN's stem).
+// batch 2, a depthwise block that is a multiple of the output block, group convs. Under a packed
+// layout NCHW data is read in place by a conv that reads whole chunks (a CNN's stem).
 TEST(ConvLayoutInPlace, DataInTheKernelsBlockIsReadInPlace) {
   struct InPlaceCase {
     const Template* t;
     const char* workload;
-    bool nchw_data;  // NCHW data under a packed output, else data in block tile_ic[-1]
+    bool nchw_data;  // NCHW data under a packed output, else data in block tile_ic[-1] times:
     const char* config = nullptr;  // the default config unless given
+    int64_t chunks_per_block = 1;  // the data's block in the kernel's chunks
   };
   for (const InPlaceCase& c :
        {InPlaceCase{&conv(), "conv2d:N=2,C=24,H=6,W=8,K=12,R=1,S=1", false},
@@ -348,7 +349,54 @@ TEST(ConvLayoutInPlace, DataInTheKernelsBlockIsReadInPlace) {
         InPlaceCase{&depthwise(), "depthwise_conv2d:N=1,C=16,H=3,W=3,R=3,S=3,pad=1", false},
         InPlaceCase{&depthwise(), "depthwise_conv2d:N=1,C=48,H=9,W=10,R=3,S=3,pad=1", false,
                     R"([["tile_ic","sp",[-1,24]],["tile_oc","sp",[-1,8]],)"
-                    R"(["tile_ow","sp",[-1,5]],["unroll_kw","ot",true]])"}}) {
+                    R"(["tile_ow","sp",[-1,5]],["unroll_kw","ot",true]])"},
+        // Group convs: a tile reads its own group's chunks, one or two of them per group.
+        InPlaceCase{&group_conv2d_template(),
+                    "group_conv2d:N=1,C=16,H=9,W=9,K=16,R=3,S=3,pad=1,groups=2", false,
+                    R"([["tile_ic","sp",[-1,8]],["tile_oc","sp",[-1,8]],)"
+                    R"(["tile_ow","sp",[-1,3]],["unroll_kw","ot",true]])"},
+        InPlaceCase{&group_conv2d_template(),
+                    "group_conv2d:N=2,C=24,H=11,W=15,K=12,R=3,S=3,stride=2,pad=1,groups=3", false,
+                    R"([["tile_ic","sp",[-1,4]],["tile_oc","sp",[-1,2]],)"
+                    R"(["tile_ow","sp",[-1,4]],["unroll_kw","ot",false]])"},
+        InPlaceCase{&group_conv2d_template(),
+                    "group_conv2d:N=1,C=12,H=10,W=9,K=24,R=3,S=3,pad=1,groups=3", true,
+                    R"([["tile_ic","sp",[-1,2]],["tile_oc","sp",[-1,4]],)"
+                    R"(["tile_ow","sp",[-1,9]],["unroll_kw","ot",true]])"},
+        // Data in a block of several chunks (a producer's wider block) is read where it lies:
+        // by group and depthwise convs, which read their own chunks, of any size (groups of one
+        // and two chunks, in blocks of one, four and six groups; tiles row by row across the
+        // chunks); by a 1x1 conv (direct and flat), chunks of whole cache lines.
+        InPlaceCase{&group_conv2d_template(),
+                    "group_conv2d:N=1,C=64,H=9,W=9,K=64,R=3,S=3,pad=1,groups=2", false,
+                    R"([["tile_ic","sp",[-1,16]],["tile_oc","sp",[-1,16]],)"
+                    R"(["tile_ow","sp",[-1,3]],["unroll_kw","ot",true]])",
+                    2},
+        InPlaceCase{&group_conv2d_template(),
+                    "group_conv2d:N=2,C=64,H=8,W=8,K=32,R=3,S=3,stride=2,pad=1,groups=4", false,
+                    R"([["tile_ic","sp",[-1,16]],["tile_oc","sp",[-1,8]],)"
+                    R"(["tile_ow","sp",[-1,4]],["unroll_kw","ot",false]])",
+                    4},
+        InPlaceCase{&group_conv2d_template(),
+                    "group_conv2d:N=1,C=48,H=9,W=10,K=48,R=3,S=3,stride=2,pad=1,groups=6", false,
+                    R"([["tile_ic","sp",[-1,8]],["tile_oc","sp",[-1,8]],)"
+                    R"(["tile_ow","sp",[-1,5]],["unroll_kw","ot",true]])",
+                    6},
+        InPlaceCase{&depthwise(), "depthwise_conv2d:N=2,C=32,H=9,W=10,R=3,S=3,pad=1", false,
+                    R"([["tile_ic","sp",[-1,8]],["tile_oc","sp",[-1,4]],)"
+                    R"(["tile_ow","sp",[-1,5]],["unroll_kw","ot",false]])",
+                    4},
+        InPlaceCase{&conv(), "conv2d:N=1,C=48,H=6,W=8,K=12,R=1,S=1", false,
+                    R"([["tile_ic","sp",[-1,16]],["tile_oc","sp",[-1,4]],)"
+                    R"(["tile_ow","sp",[-1,4]],["tile_oh","ot",2]])",
+                    3},
+        InPlaceCase{&depthwise(), "depthwise_conv2d:N=1,C=64,H=9,W=10,R=3,S=3,pad=1", false,
+                    R"([["tile_ic","sp",[-1,16]],["tile_oc","sp",[-1,16]],)"
+                    R"(["tile_ow","sp",[-1,5]],["unroll_kw","ot",true]])",
+                    4},
+        InPlaceCase{&conv2d_flat_template(), "conv2d:N=1,C=48,H=5,W=7,K=36,R=1,S=1", false,
+                    R"([["tile_ic","sp",[-1,16]],["tile_oc","sp",[-1,12]],["tile_px","ot",5]])",
+                    3}}) {
     const Template& t = *c.t;
     Workload w = normalized(t, c.workload);
     ConfigSpace space = t.space(w);
@@ -369,7 +417,7 @@ TEST(ConvLayoutInPlace, DataInTheKernelsBlockIsReadInPlace) {
                                 run(*plain, pr, {}, oc_bn, Backend::kLlvm)};
     for (bool packed_output : {false, true}) {
       if (c.nchw_data && !packed_output) continue;  // the default layout
-      const ActivationLayout layout{c.nchw_data ? 0 : ic_bn, packed_output};
+      const ActivationLayout layout{c.nchw_data ? 0 : ic_bn * c.chunks_per_block, packed_output};
       auto program = t.instantiate(w, config, kAvx512, layout);
       ASSERT_TRUE(program.ok()) << program.status().message();
       EXPECT_FALSE(conv::packs_data(*program));
@@ -386,8 +434,9 @@ TEST(ConvLayoutInPlace, DataInTheKernelsBlockIsReadInPlace) {
 }
 
 // Where a tile's window is larger than kMaxWindowFloats, the inputs of a tile are not described
-// (group conv, a depthwise output block spanning input chunks) or the data comes in another
-// block, the data is packed as before.
+// (a depthwise output block spanning input chunks) or the data comes in another block (one that
+// is not a multiple of the kernel's, or a multiple of chunks that are not whole cache lines), the
+// data is packed as before.
 TEST(ConvLayoutInPlace, OtherwiseTheDataIsPacked) {
   struct PackedCase {
     const Template* t;
@@ -398,10 +447,6 @@ TEST(ConvLayoutInPlace, OtherwiseTheDataIsPacked) {
        {PackedCase{&conv(), "conv2d:N=1,C=512,H=7,W=7,K=16,R=3,S=3,pad=1",
                    R"([["tile_ic","sp",[-1,16]],["tile_oc","sp",[-1,16]],)"
                    R"(["tile_ow","sp",[-1,7]],["unroll_kw","ot",true]])"},
-        PackedCase{&group_conv2d_template(),
-                   "group_conv2d:N=1,C=16,H=9,W=9,K=16,R=3,S=3,pad=1,groups=2",
-                   R"([["tile_ic","sp",[-1,8]],["tile_oc","sp",[-1,8]],)"
-                   R"(["tile_ow","sp",[-1,3]],["unroll_kw","ot",true]])"},
         PackedCase{&depthwise(), "depthwise_conv2d:N=1,C=48,H=9,W=10,R=3,S=3,pad=1",
                    R"([["tile_ic","sp",[-1,8]],["tile_oc","sp",[-1,24]],)"
                    R"(["tile_ow","sp",[-1,5]],["unroll_kw","ot",true]])"}}) {
@@ -421,6 +466,17 @@ TEST(ConvLayoutInPlace, OtherwiseTheDataIsPacked) {
   auto program = conv().instantiate(w, config, kAvx512, {other, true});
   ASSERT_TRUE(program.ok()) << program.status().message();
   EXPECT_TRUE(conv::packs_data(*program));
+  // Chunks of 8 in blocks of 24 and of 12 in blocks of 24, read by a conv of every chunk:
+  // multiples, but of chunks that are not whole cache lines.
+  for (int64_t ic_bn : {8, 12}) {
+    auto narrow = conv().space(w).from_json_entities(nlohmann::json::parse(
+        R"([["tile_ic","sp",[-1,)" + std::to_string(ic_bn) +
+        R"(]],["tile_oc","sp",[-1,4]],["tile_ow","sp",[-1,3]],["unroll_kw","ot",true]])"));
+    ASSERT_TRUE(narrow.ok()) << narrow.status().message();
+    program = conv().instantiate(w, *narrow, kAvx512, {24, true});
+    ASSERT_TRUE(program.ok()) << program.status().message();
+    EXPECT_TRUE(conv::packs_data(*program)) << ic_bn;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

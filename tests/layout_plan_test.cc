@@ -229,7 +229,7 @@ TEST(TransformCosts, MeasuredOnThisMachineWithTheGeneratedKernels) {
 // The edge's in_place flag reaches the cost: a 1x1 conv reads matched data in place, so the
 // conversion a mismatch needs is asked for whole.
 TEST(LayoutPlan, AConversionIntoAnInPlaceReaderIsAskedForWhole) {
-  std::vector<PlanNode> nodes = {{{{0, 16, 1.0}}}, {{{8, 8, 1.0}}}};
+  std::vector<PlanNode> nodes = {{{{0, 16, 1.0}}}, {{{12, 12, 1.0}}}};
   std::vector<bool> asked;
   TransformCost cost = [&](const std::vector<int64_t>&, int64_t, int64_t, bool whole) {
     asked.push_back(whole);
@@ -241,6 +241,40 @@ TEST(LayoutPlan, AConversionIntoAnInPlaceReaderIsAskedForWhole) {
     ASSERT_TRUE(plan.ok());
     ASSERT_FALSE(asked.empty());
     for (bool whole : asked) EXPECT_EQ(whole, in_place);
+  }
+}
+
+// A conv that reads its data in place reads a producer's block of several of its chunks as it
+// is (32 -> 16, 48 -> 16; 16 -> 8 and 48 -> 8 where it reads its own chunks, a group or
+// depthwise conv): no transform, no cost asked. One that packs its data converts, and so does
+// any reader of a block that is not a multiple of its own (16 -> 32), and a reader of every
+// chunk of chunks that are not whole cache lines (16 -> 8).
+TEST(LayoutPlan, AnInPlaceReaderTakesABlockOfSeveralOfItsChunksAsItIs) {
+  int asked = 0;
+  TransformCost cost = [&](const std::vector<int64_t>&, int64_t, int64_t, bool) {
+    ++asked;
+    return 0.5;
+  };
+  struct Case {
+    int64_t from, to;
+    bool in_place, own_chunks;
+    int transforms;
+  };
+  for (const Case& c :
+       {Case{32, 16, true, false, 0}, Case{48, 16, true, false, 0}, Case{16, 8, true, true, 0},
+        Case{48, 8, true, true, 0}, Case{32, 16, false, false, 1}, Case{16, 8, false, true, 1},
+        Case{16, 32, true, true, 1}, Case{16, 8, true, false, 1}, Case{16, 0, true, true, 1},
+        Case{0, 16, true, true, 1}}) {
+    SCOPED_TRACE(std::to_string(c.from) + " -> " + std::to_string(c.to) +
+                 (c.in_place ? " in place" : " packed") + (c.own_chunks ? ", own chunks" : ""));
+    asked = 0;
+    std::vector<PlanNode> nodes = {{{{0, c.from, 1.0}}}, {{{c.to, c.to, 1.0}}}};
+    Result<LayoutPlan> plan =
+        plan_layouts(nodes, {{0, 1, EdgeUse::kData, kShape, c.in_place, c.own_chunks}}, cost);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->transforms, c.transforms);
+    EXPECT_DOUBLE_EQ(plan->transform_seconds, 0.5 * c.transforms);
+    EXPECT_EQ(asked > 0, c.transforms > 0);
   }
 }
 

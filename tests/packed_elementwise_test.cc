@@ -324,7 +324,7 @@ store::Record record_with_blocks(const ops::Workload& raw, int64_t in, int64_t o
 }
 
 // Concat(conv1, conv2) -> Relu -> conv3 with a store whose records make conv1 and conv2 write
-// block 16 and conv3 read block 8: the planner is told that conv3 reads both producers (two
+// block 8 and conv3 read block 16: the planner is told that conv3 reads both producers (two
 // mismatched edges, not one), and the output is the untuned compile's.
 TEST(PackedConcatPlan, EveryProducerOfAConcatIsAnEdgeOfThePlan) {
   const int64_t c = 32, k = 32, h = 6, w = 6;
@@ -356,8 +356,8 @@ TEST(PackedConcatPlan, EveryProducerOfAConcatIsAnEdgeOfThePlan) {
     auto db = store::open_store(path);
     ASSERT_TRUE(db.ok()) << db.status().message();
     ASSERT_TRUE((*db)
-                    ->append({record_with_blocks(conv(c, k), 16, 16),
-                              record_with_blocks(conv(2 * k, k), 8, 8)})
+                    ->append({record_with_blocks(conv(c, k), 8, 8),
+                              record_with_blocks(conv(2 * k, k), 16, 16)})
                     .ok());
   }
   auto db = store::open_store(path, /*read_only=*/true);
