@@ -130,9 +130,9 @@ class Conv2dFlatTemplate final : public conv::Conv2dVariant {
     const conv::DirectConv direct =
         conv::conv2d_direct(g, ic_bn, conv::Conv2dTile{conv::Tiling{oc_bn, 1, 1}, false});
     Buffer kernel_vec("kernel_vec", direct.kernel_vec_shape, BufferScope::kWorkspace);
-    // Data in ic_bn blocks or blocks of several of them is read in place; in any other layout it
-    // is packed to NCHW{ic_bn}c first (nothing to pad: pad 0, and every pixel a tile reads is
-    // inside the data).
+    // Data in ic_bn blocks, or in blocks of several chunks of whole cache lines
+    // (conv::reads_chunks_in_place), is read in place; in any other layout it is packed to
+    // NCHW{ic_bn}c first (nothing to pad: pad 0, and every pixel a tile reads is inside the data).
     const bool in_place = conv::reads_chunks_in_place(layout.data_block, ic_bn, false);
     conv::TiledShape unpadded;
     unpadded.h_pad = g.h;

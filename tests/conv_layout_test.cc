@@ -331,9 +331,10 @@ TEST(ConvLayoutInPlace, DataInTheKernelsBlockIsReadInPlace) {
   struct InPlaceCase {
     const Template* t;
     const char* workload;
-    bool nchw_data;  // NCHW data under a packed output, else data in block tile_ic[-1] times:
+    bool nchw_data;  // NCHW data under a packed output, else data in block tile_ic[-1] times
+                     // chunks_per_block
     const char* config = nullptr;  // the default config unless given
-    int64_t chunks_per_block = 1;  // the data's block in the kernel's chunks
+    int64_t chunks_per_block = 1;
   };
   for (const InPlaceCase& c :
        {InPlaceCase{&conv(), "conv2d:N=2,C=24,H=6,W=8,K=12,R=1,S=1", false},
