@@ -315,10 +315,8 @@ Stmt pack_data(const Geometry& g, int64_t ic_bn, const ir::Buffer& data, const i
   // contiguous there (vector loads, not a gather of c / block, c % block per lane).
   int64_t run = block > 0 ? std::gcd(block, ic_bn) : ic_bn;
   auto load_data = [&](const Expr& run_start, const Expr& l) {
-    Expr c0 = nch[1] * Expr(ic_bn) + run_start;
-    if (block == 0) return data.load({nch[0], c0 + l, h, w});
     if (block == ic_bn) return data.load({nch[0], nch[1], h, w, run_start + l});
-    return data.load({nch[0], c0 / Expr(block), h, w, c0 % Expr(block) + l});
+    return load_channel(data, nch[0], nch[1] * Expr(ic_bn) + run_start, h, w, l);
   };
   auto copy = [&](bool zero) {
     auto copy_run = [&](const Expr& run_start) {
@@ -542,18 +540,23 @@ bool reads_chunks_in_place(int64_t data_block, int64_t ic_bn, bool own_chunks) {
   return data_block == ic_bn || own_chunks || ic_bn % kCacheLineFloats == 0;
 }
 
+Expr load_channel(const ir::Buffer& data, const Expr& n, const Expr& c0, const Expr& h,
+                  const Expr& x, const Expr& lane) {
+  if (data->shape.size() != 5) return data.load({n, c0 + lane, h, x});
+  const Expr block(data->shape[4]);
+  return data.load({n, c0 / block, h, x, c0 % block + lane});
+}
+
 DataLoad chunk_load(const ir::Buffer& data, int64_t ic_bn) {
-  const int64_t block = data->shape.at(4);
-  if (block == ic_bn) {
+  if (data->shape.size() == 5 && data->shape[4] == ic_bn) {
     return
         [data](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x, const Expr& lane) {
           return data.load({n, chunk, h, x, lane});
         };
   }
-  return [data, ic_bn, block](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x,
-                              const Expr& lane) {
-    Expr c0 = chunk * Expr(ic_bn);  // the chunk's first channel: a multiple of ic_bn
-    return data.load({n, c0 / Expr(block), h, x, c0 % Expr(block) + lane});
+  return [data, ic_bn](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x,
+                       const Expr& lane) {
+    return load_channel(data, n, chunk * Expr(ic_bn), h, x, lane);
   };
 }
 
@@ -668,11 +671,7 @@ Result<ir::Program> direct_conv_program(const Geometry& g, const DirectConv& con
     source = chunk_load(data, conv.ic_bn);
   } else if (layout.data_block == 0 && !layout.is_default() &&
              (conv.tile_inputs == TileInputs::kAll || conv.tile_inputs == TileInputs::kOwnGroup)) {
-    const int64_t ic_bn = conv.ic_bn;
-    source = [data, ic_bn](const Expr& n, const Expr& chunk, const Expr& h, const Expr& x,
-                           const Expr& lane) {
-      return data.load({n, chunk * Expr(ic_bn) + lane, h, x});
-    };
+    source = chunk_load(data, conv.ic_bn);
   }
   const bool nothing_to_pad = g.pad_h == 0 && g.pad_w == 0 && ts.h_pad <= g.h && ts.w_pad <= g.w;
   const bool windows =

@@ -252,8 +252,13 @@ inline constexpr int64_t kCacheLineFloats = 16;
 // copy (its second, 0.22 ms row by row against 0.13 and 0.12). 0 is NCHW: never.
 bool reads_chunks_in_place(int64_t data_block, int64_t ic_bn, bool own_chunks);
 
-// Chunk `chunk`, lane `lane` of NCHW{ic_bn}c from `data`, a 5-D NCHW{b}c buffer whose block b is
-// a multiple of ic_bn (reads_chunks_in_place): channel chunk * ic_bn + lane, at (h, x) of `data`.
+// Channel c0 + lane of `data` at (n, h, x): data NCHW (4-D) or NCHW{b}c (5-D), where c0 and
+// c0 + lane lie in one block (a run of channels, contiguous there).
+ir::Expr load_channel(const ir::Buffer& data, const ir::Expr& n, const ir::Expr& c0,
+                      const ir::Expr& h, const ir::Expr& x, const ir::Expr& lane);
+
+// Chunk `chunk`, lane `lane` of NCHW{ic_bn}c from `data`: channel chunk * ic_bn + lane, at (h, x)
+// of `data`, NCHW or NCHW{b}c with b a multiple of ic_bn (reads_chunks_in_place).
 DataLoad chunk_load(const ir::Buffer& data, int64_t ic_bn);
 
 // Which input channels the reduction of one tile reads. A description lets direct_conv_program
